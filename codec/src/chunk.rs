@@ -1,0 +1,526 @@
+//! Segments and chunk lists (RFC 8166 3.4.3-3.4.6, 4.3, XDR in 4.1.2).
+//!
+//! Decoding validates a whole list once, then keeps only the borrowed bytes: the iterators
+//! re-read words that are known to be present and well formed, so they never fail.
+
+use crate::error::{DecodeError, EncodeError};
+use crate::xdr::{Reader, Writer};
+
+/// Bytes of a plain segment: handle, length, offset (RFC 8166 4.7 "HLOO").
+pub const SEGMENT_LEN: usize = 16;
+/// Bytes of a read-list entry: discriminator, position and a plain segment ("1 PHLOO").
+pub const READ_ENTRY_LEN: usize = 4 + 4 + SEGMENT_LEN;
+
+/// A plain RDMA segment (RFC 8166 3.4.3, `xdr_rdma_segment`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct Segment {
+    /// The R_key (steering tag) of the registered memory.
+    pub handle: u32,
+    /// Length of the segment in bytes.
+    pub length: u32,
+    /// Virtual address or offset in the registered memory.
+    pub offset: u64,
+}
+
+impl Segment {
+    pub const fn new(handle: u32, length: u32, offset: u64) -> Self {
+        Segment { handle, length, offset }
+    }
+
+    fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
+        Ok(Segment { handle: r.u32("handle")?, length: r.u32("length")?, offset: r.u64("offset")? })
+    }
+
+    /// Reads a segment from 16 bytes known to be present.
+    fn from_bytes(b: &[u8]) -> Self {
+        let w = |i: usize| u32::from_be_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        Segment { handle: w(0), length: w(4), offset: (w(8) as u64) << 32 | w(12) as u64 }
+    }
+
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.u32(self.handle)?;
+        w.u32(self.length)?;
+        w.u64(self.offset)
+    }
+}
+
+/// An RDMA read segment (RFC 8166 3.4.5, `xdr_read_chunk`): a position and a plain segment.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub struct ReadSegment {
+    /// Byte offset in the unreduced payload stream where the chunk's data belongs.
+    pub position: u32,
+    pub target: Segment,
+}
+
+impl ReadSegment {
+    pub const fn new(position: u32, handle: u32, length: u32, offset: u64) -> Self {
+        ReadSegment { position, target: Segment::new(handle, length, offset) }
+    }
+
+    /// Reads an entry (discriminator included) from 24 bytes known to be present.
+    fn from_entry(b: &[u8]) -> Self {
+        let position = u32::from_be_bytes([b[4], b[5], b[6], b[7]]);
+        ReadSegment { position, target: Segment::from_bytes(&b[8..24]) }
+    }
+}
+
+/// The read list of a header (RFC 8166 4.3.1): validated, borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ReadList<'a> {
+    /// The entries, each `1 PHLOO` (24 bytes), without the terminating zero.
+    entries: &'a [u8],
+}
+
+impl<'a> ReadList<'a> {
+    /// The empty list.
+    pub const EMPTY: ReadList<'static> = ReadList { entries: &[] };
+
+    /// Decodes `1 PHLOO 1 PHLOO ... 0`. Each entry consumes 24 bytes, so the loop is bounded
+    /// by the input length whatever the input claims.
+    pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let start = r.position();
+        while r.bool("rdma_reads")? {
+            r.u32("position")?;
+            Segment::decode(r)?;
+        }
+        let all = r.since(start);
+        Ok(ReadList { entries: &all[..all.len() - 4] })
+    }
+
+    /// Number of read segments.
+    pub fn len(&self) -> usize {
+        self.entries.len() / READ_ENTRY_LEN
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.entries.is_empty()
+    }
+
+    /// The read segments in list order.
+    pub fn segments(&self) -> ReadSegments<'a> {
+        ReadSegments { entries: self.entries }
+    }
+
+    /// Read chunks: runs of adjacent segments that share a position (RFC 8166 3.4.5).
+    pub fn chunks(&self) -> ReadChunks<'a> {
+        ReadChunks { entries: self.entries }
+    }
+
+    /// The position-zero read chunk, if any (RFC 8166 3.5.3).
+    pub fn position_zero(&self) -> Option<ReadChunk<'a>> {
+        self.chunks().find(|c| c.position == 0)
+    }
+
+    /// Encoded length, terminator included.
+    pub fn encoded_len(&self) -> usize {
+        self.entries.len() + 4
+    }
+
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.bytes(self.entries)?;
+        w.u32(0)
+    }
+}
+
+/// Iterator over read segments.
+#[derive(Debug, Clone)]
+pub struct ReadSegments<'a> {
+    entries: &'a [u8],
+}
+
+impl<'a> Iterator for ReadSegments<'a> {
+    type Item = ReadSegment;
+
+    fn next(&mut self) -> Option<ReadSegment> {
+        if self.entries.len() < READ_ENTRY_LEN {
+            return None;
+        }
+        let (e, rest) = self.entries.split_at(READ_ENTRY_LEN);
+        self.entries = rest;
+        Some(ReadSegment::from_entry(e))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.entries.len() / READ_ENTRY_LEN;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for ReadSegments<'_> {}
+
+/// A read chunk: one or more adjacent read segments at one position.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadChunk<'a> {
+    pub position: u32,
+    entries: &'a [u8],
+}
+
+impl<'a> ReadChunk<'a> {
+    /// The chunk's segments, in the order their contents concatenate.
+    pub fn segments(&self) -> impl ExactSizeIterator<Item = Segment> + 'a {
+        ReadSegments { entries: self.entries }.map(|s| s.target)
+    }
+
+    pub fn segment_count(&self) -> usize {
+        self.entries.len() / READ_ENTRY_LEN
+    }
+
+    /// Total bytes of the chunk (u64: a hostile list can sum past u32).
+    pub fn length(&self) -> u64 {
+        self.segments().map(|s| s.length as u64).sum()
+    }
+}
+
+/// Iterator over read chunks.
+#[derive(Debug, Clone)]
+pub struct ReadChunks<'a> {
+    entries: &'a [u8],
+}
+
+impl<'a> Iterator for ReadChunks<'a> {
+    type Item = ReadChunk<'a>;
+
+    fn next(&mut self) -> Option<ReadChunk<'a>> {
+        let first = ReadSegments { entries: self.entries }.next()?;
+        let mut n = 1;
+        while let Some(e) = self.entries.get(n * READ_ENTRY_LEN..(n + 1) * READ_ENTRY_LEN) {
+            if ReadSegment::from_entry(e).position != first.position {
+                break;
+            }
+            n += 1;
+        }
+        let (chunk, rest) = self.entries.split_at(n * READ_ENTRY_LEN);
+        self.entries = rest;
+        Some(ReadChunk { position: first.position, entries: chunk })
+    }
+}
+
+/// A write chunk or the reply chunk (RFC 8166 3.4.6, `xdr_write_chunk`): counted segments.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteChunk<'a> {
+    /// `count * 16` bytes of segments.
+    segments: &'a [u8],
+}
+
+impl<'a> WriteChunk<'a> {
+    /// Decodes `N HLOO ... HLOO`; a count the input cannot hold fails at the count word.
+    pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let count = r.count("target", SEGMENT_LEN)? as usize;
+        let start = r.position();
+        for _ in 0..count {
+            Segment::decode(r)?;
+        }
+        Ok(WriteChunk { segments: r.since(start) })
+    }
+
+    /// The segment count (RFC 8166 3.4.6: zero makes an "empty Write chunk").
+    pub fn segment_count(&self) -> usize {
+        self.segments.len() / SEGMENT_LEN
+    }
+
+    pub fn segments(&self) -> Segments<'a> {
+        Segments { bytes: self.segments }
+    }
+
+    /// Total bytes (u64: a hostile chunk can sum past u32).
+    pub fn length(&self) -> u64 {
+        self.segments().map(|s| s.length as u64).sum()
+    }
+
+    /// "An unused Write chunk has a non-zero segment count, but all of its segments are empty."
+    pub fn is_unused(&self) -> bool {
+        self.segment_count() > 0 && self.segments().all(|s| s.length == 0)
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        4 + self.segments.len()
+    }
+
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.u32(self.segment_count() as u32)?;
+        w.bytes(self.segments)
+    }
+}
+
+/// Iterator over plain segments.
+#[derive(Debug, Clone)]
+pub struct Segments<'a> {
+    bytes: &'a [u8],
+}
+
+impl Iterator for Segments<'_> {
+    type Item = Segment;
+
+    fn next(&mut self) -> Option<Segment> {
+        if self.bytes.len() < SEGMENT_LEN {
+            return None;
+        }
+        let (s, rest) = self.bytes.split_at(SEGMENT_LEN);
+        self.bytes = rest;
+        Some(Segment::from_bytes(s))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        let n = self.bytes.len() / SEGMENT_LEN;
+        (n, Some(n))
+    }
+}
+
+impl ExactSizeIterator for Segments<'_> {}
+
+/// The write list (RFC 8166 4.3.2): validated, borrowed.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct WriteList<'a> {
+    /// The entries `1 N HLOO...`, without the terminating zero.
+    entries: &'a [u8],
+    count: usize,
+}
+
+impl<'a> WriteList<'a> {
+    pub const EMPTY: WriteList<'static> = WriteList { entries: &[], count: 0 };
+
+    /// Decodes `1 N HLOO.. 1 N HLOO.. 0`; each entry consumes at least 8 bytes.
+    pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let start = r.position();
+        let mut count = 0;
+        while r.bool("rdma_writes")? {
+            WriteChunk::decode(r)?;
+            count += 1;
+        }
+        let all = r.since(start);
+        Ok(WriteList { entries: &all[..all.len() - 4], count })
+    }
+
+    /// Number of write chunks.
+    pub fn len(&self) -> usize {
+        self.count
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.count == 0
+    }
+
+    pub fn chunks(&self) -> WriteChunks<'a> {
+        WriteChunks { entries: self.entries }
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        self.entries.len() + 4
+    }
+
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.bytes(self.entries)?;
+        w.u32(0)
+    }
+}
+
+/// Iterator over write chunks.
+#[derive(Debug, Clone)]
+pub struct WriteChunks<'a> {
+    entries: &'a [u8],
+}
+
+impl<'a> Iterator for WriteChunks<'a> {
+    type Item = WriteChunk<'a>;
+
+    fn next(&mut self) -> Option<WriteChunk<'a>> {
+        if self.entries.len() < 8 {
+            return None;
+        }
+        let b = self.entries;
+        let n = u32::from_be_bytes([b[4], b[5], b[6], b[7]]) as usize;
+        let end = 8 + n * SEGMENT_LEN;
+        let chunk = WriteChunk { segments: &b[8..end] };
+        self.entries = &b[end..];
+        Some(chunk)
+    }
+}
+
+/// The three chunk lists of RDMA_MSG, RDMA_NOMSG and RDMA_MSGP (RFC 8166 4.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct ChunkLists<'a> {
+    pub reads: ReadList<'a>,
+    pub writes: WriteList<'a>,
+    pub reply: Option<WriteChunk<'a>>,
+}
+
+impl<'a> ChunkLists<'a> {
+    /// No chunks: "simply three 32-bit fields that contain zero" (RFC 8166 4.7).
+    pub const NONE: ChunkLists<'static> =
+        ChunkLists { reads: ReadList::EMPTY, writes: WriteList::EMPTY, reply: None };
+
+    pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        let reads = ReadList::decode(r)?;
+        let writes = WriteList::decode(r)?;
+        let reply = if r.bool("rdma_reply")? { Some(WriteChunk::decode(r)?) } else { None };
+        Ok(ChunkLists { reads, writes, reply })
+    }
+
+    /// True when read list, write list and reply chunk are all absent.
+    pub fn is_empty(&self) -> bool {
+        self.reads.is_empty() && self.writes.is_empty() && self.reply.is_none()
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        self.reads.encoded_len()
+            + self.writes.encoded_len()
+            + 4
+            + self.reply.map_or(0, |c| c.encoded_len())
+    }
+
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        self.reads.encode(w)?;
+        self.writes.encode(w)?;
+        match &self.reply {
+            Some(c) => {
+                w.u32(1)?;
+                c.encode(w)
+            }
+            None => w.u32(0),
+        }
+    }
+}
+
+/// Writes chunk lists from plain values, for senders that build headers rather than echo
+/// decoded ones. Each method writes one list; call them in order: reads, writes, reply.
+#[derive(Debug)]
+pub struct ChunkWriter;
+
+impl ChunkWriter {
+    /// A read list from segments in list order.
+    pub fn read_list<I>(w: &mut Writer<'_>, segments: I) -> Result<(), EncodeError>
+    where
+        I: IntoIterator<Item = ReadSegment>,
+    {
+        for s in segments {
+            w.u32(1)?;
+            w.u32(s.position)?;
+            s.target.encode(w)?;
+        }
+        w.u32(0)
+    }
+
+    /// A write list from chunks, each a slice of segments.
+    pub fn write_list(w: &mut Writer<'_>, chunks: &[&[Segment]]) -> Result<(), EncodeError> {
+        for chunk in chunks {
+            w.u32(1)?;
+            Self::counted_segments(w, chunk)?;
+        }
+        w.u32(0)
+    }
+
+    /// The reply chunk slot: absent, or present with these segments.
+    pub fn reply_chunk(w: &mut Writer<'_>, reply: Option<&[Segment]>) -> Result<(), EncodeError> {
+        match reply {
+            None => w.u32(0),
+            Some(segs) => {
+                w.u32(1)?;
+                Self::counted_segments(w, segs)
+            }
+        }
+    }
+
+    /// A counted segment array (`xdr_write_chunk`).
+    pub fn counted_segments(w: &mut Writer<'_>, segs: &[Segment]) -> Result<(), EncodeError> {
+        w.u32(segs.len() as u32)?;
+        for s in segs {
+            s.encode(w)?;
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::error::ErrorKind;
+
+    fn words(ws: &[u32]) -> std::vec::Vec<u8> {
+        ws.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
+
+    // RFC 8166 4.7: "A Read chunk ... 1 PHLOO 1 PHLOO 1 PHLOO 0".
+    #[test]
+    fn read_list_groups_segments_by_position() {
+        let b = words(&[1, 0, 7, 100, 0, 0x1000, 1, 0, 8, 3, 0, 0x2000, 1, 12, 9, 5, 1, 2, 0]);
+        let mut r = Reader::new(&b);
+        let list = ReadList::decode(&mut r).unwrap();
+        assert!(r.is_empty());
+        assert_eq!(list.len(), 3);
+        let chunks: std::vec::Vec<_> = list.chunks().collect();
+        assert_eq!(chunks.len(), 2);
+        assert_eq!(chunks[0].position, 0);
+        assert_eq!(chunks[0].segment_count(), 2);
+        assert_eq!(chunks[0].length(), 103);
+        assert_eq!(chunks[1].segments().next(), Some(Segment::new(9, 5, 0x1_0000_0002)));
+        assert_eq!(list.position_zero().unwrap().length(), 103);
+    }
+
+    // RFC 8166 4.7: Write list "1 3 HLOO HLOO HLOO 1 2 HLOO HLOO 0".
+    #[test]
+    fn write_list_of_counted_arrays() {
+        let mut ws = std::vec![1, 3];
+        for i in 0..3 {
+            ws.extend([10 + i, 4096, 0, i * 4096]);
+        }
+        ws.extend([1, 2, 20, 512, 0, 0, 21, 0, 0, 0, 0]);
+        let b = words(&ws);
+        let mut r = Reader::new(&b);
+        let list = WriteList::decode(&mut r).unwrap();
+        assert!(r.is_empty());
+        assert_eq!(list.len(), 2);
+        let c: std::vec::Vec<_> = list.chunks().collect();
+        assert_eq!(c[0].segment_count(), 3);
+        assert_eq!(c[0].length(), 3 * 4096);
+        assert_eq!(c[1].segments().nth(1), Some(Segment::new(21, 0, 0)));
+        let mut out = [0u8; 128];
+        let mut w = Writer::new(&mut out);
+        list.encode(&mut w).unwrap();
+        assert_eq!(w.written(), &b[..]);
+    }
+
+    #[test]
+    fn unused_and_empty_write_chunks() {
+        let b = words(&[2, 1, 0, 0, 0, 2, 0, 0, 0]);
+        let c = WriteChunk::decode(&mut Reader::new(&b)).unwrap();
+        assert!(c.is_unused());
+        let zero = words(&[0]);
+        let e = WriteChunk::decode(&mut Reader::new(&zero)).unwrap();
+        assert_eq!(e.segment_count(), 0);
+        assert!(!e.is_unused());
+    }
+
+    #[test]
+    fn no_chunks_is_three_zero_words() {
+        let b = words(&[0, 0, 0]);
+        let mut r = Reader::new(&b);
+        let c = ChunkLists::decode(&mut r).unwrap();
+        assert!(c.is_empty());
+        assert_eq!(c.encoded_len(), 12);
+    }
+
+    #[test]
+    fn huge_reply_count_fails_at_count_word() {
+        let b = words(&[0, 0, 1, 0xffff_ffff, 0]);
+        let e = ChunkLists::decode(&mut Reader::with_base(&b, 16)).unwrap_err();
+        assert_eq!(e.field, "target");
+        assert_eq!(e.offset, 28);
+        assert!(matches!(e.kind, ErrorKind::CountExceedsInput { count: u32::MAX, .. }));
+    }
+
+    #[test]
+    fn chunk_writer_matches_decoder() {
+        let mut out = [0u8; 256];
+        let mut w = Writer::new(&mut out);
+        ChunkWriter::read_list(&mut w, [ReadSegment::new(0, 1, 2, 3)]).unwrap();
+        ChunkWriter::write_list(&mut w, &[&[Segment::new(4, 5, 6)]]).unwrap();
+        ChunkWriter::reply_chunk(&mut w, Some(&[Segment::new(7, 8, 9)])).unwrap();
+        let n = w.len();
+        let mut r = Reader::new(&out[..n]);
+        let c = ChunkLists::decode(&mut r).unwrap();
+        assert_eq!(c.reads.segments().next(), Some(ReadSegment::new(0, 1, 2, 3)));
+        assert_eq!(c.writes.chunks().next().unwrap().segments().next(), Some(Segment::new(4, 5, 6)));
+        assert_eq!(c.reply.unwrap().segments().next(), Some(Segment::new(7, 8, 9)));
+        assert_eq!(c.encoded_len(), n);
+    }
+}

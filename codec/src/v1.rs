@@ -1,0 +1,562 @@
+//! The RPC-over-RDMA Version One transport header (RFC 8166 4.1.2, 4.2; RFC 5666 4.3).
+
+use core::fmt;
+
+use crate::chunk::{ChunkLists, ChunkWriter, ReadSegment, Segment};
+use crate::error::{DecodeError, EncodeError, ErrorKind};
+use crate::profile::{ErrorArm, Profile};
+use crate::xdr::{Reader, Writer};
+
+/// Byte offsets of the four fixed fields, the same in every version (RFC 8166 4.2, 7).
+pub mod field {
+    pub const XID: usize = 0;
+    pub const VERS: usize = 4;
+    pub const CREDIT: usize = 8;
+    pub const PROC: usize = 12;
+    /// First byte after the fixed fields.
+    pub const BODY: usize = 16;
+}
+
+/// rdma_vers for Version One (RFC 8166 4.2.2).
+pub const VERSION: u32 = 1;
+/// "a minimal size RPC-over-RDMA header (28 bytes)" (RFC 8166 4.5).
+pub const MIN_HEADER_LEN: usize = 28;
+/// RFC 5666 4.3 `rdma_extra[8]`: bytes after an unknown error code.
+pub const RFC5666_EXTRA_LEN: usize = 32;
+
+/// rdma_proc (RFC 8166 4.2.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Proc {
+    Msg = 0,
+    NoMsg = 1,
+    /// Not to be used (RFC 8166 4.6.1).
+    MsgP = 2,
+    /// Not to be used (RFC 8166 4.6.2).
+    Done = 3,
+    Error = 4,
+}
+
+impl Proc {
+    pub fn from_u32(v: u32) -> Option<Proc> {
+        Some(match v {
+            0 => Proc::Msg,
+            1 => Proc::NoMsg,
+            2 => Proc::MsgP,
+            3 => Proc::Done,
+            4 => Proc::Error,
+            _ => return None,
+        })
+    }
+
+    /// The XDR enum name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Proc::Msg => "RDMA_MSG",
+            Proc::NoMsg => "RDMA_NOMSG",
+            Proc::MsgP => "RDMA_MSGP",
+            Proc::Done => "RDMA_DONE",
+            Proc::Error => "RDMA_ERROR",
+        }
+    }
+}
+
+/// rdma_err values (RFC 8166 4.5).
+pub const ERR_VERS: u32 = 1;
+pub const ERR_CHUNK: u32 = 2;
+
+/// The four fixed fields, readable from any version's header (RFC 8166 4.2, 7).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct FixedFields {
+    pub xid: u32,
+    pub vers: u32,
+    pub credit: u32,
+    /// The raw rdma_proc word: its meaning depends on the version.
+    pub proc_: u32,
+}
+
+impl FixedFields {
+    /// Reads the fixed fields without interpreting the version.
+    pub fn decode(buf: &[u8]) -> Result<FixedFields, DecodeError> {
+        let mut r = Reader::new(buf);
+        Ok(FixedFields {
+            xid: r.u32("rdma_xid")?,
+            vers: r.u32("rdma_vers")?,
+            credit: r.u32("rdma_credit")?,
+            proc_: r.u32("rdma_proc")?,
+        })
+    }
+}
+
+/// The body of an RDMA_ERROR (RFC 8166 `rpc_rdma_error`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ErrorBody<'a> {
+    /// ERR_VERS with the range of versions the sender supports.
+    Vers { low: u32, high: u32 },
+    /// ERR_CHUNK.
+    Chunk,
+    /// An unknown code, decodable only under the RFC 5666 profile (`rdma_extra[8]`).
+    Other { code: u32, extra: &'a [u8] },
+}
+
+impl ErrorBody<'_> {
+    pub fn code(&self) -> u32 {
+        match self {
+            ErrorBody::Vers { .. } => ERR_VERS,
+            ErrorBody::Chunk => ERR_CHUNK,
+            ErrorBody::Other { code, .. } => *code,
+        }
+    }
+
+    /// The XDR enum name, or None for an unknown code.
+    pub fn name(&self) -> Option<&'static str> {
+        match self {
+            ErrorBody::Vers { .. } => Some("ERR_VERS"),
+            ErrorBody::Chunk => Some("ERR_CHUNK"),
+            ErrorBody::Other { .. } => None,
+        }
+    }
+}
+
+/// The body union (`rdma_body`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Body<'a> {
+    Msg(ChunkLists<'a>),
+    NoMsg(ChunkLists<'a>),
+    MsgP { align: u32, thresh: u32, chunks: ChunkLists<'a> },
+    Done,
+    Error(ErrorBody<'a>),
+}
+
+impl<'a> Body<'a> {
+    pub fn proc_(&self) -> Proc {
+        match self {
+            Body::Msg(_) => Proc::Msg,
+            Body::NoMsg(_) => Proc::NoMsg,
+            Body::MsgP { .. } => Proc::MsgP,
+            Body::Done => Proc::Done,
+            Body::Error(_) => Proc::Error,
+        }
+    }
+
+    /// The chunk lists, for the bodies that have them.
+    pub fn chunks(&self) -> Option<&ChunkLists<'a>> {
+        match self {
+            Body::Msg(c) | Body::NoMsg(c) | Body::MsgP { chunks: c, .. } => Some(c),
+            Body::Done | Body::Error(_) => None,
+        }
+    }
+}
+
+/// A decoded Version One transport header (`rdma_msg`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Header<'a> {
+    pub xid: u32,
+    pub vers: u32,
+    pub credit: u32,
+    pub body: Body<'a>,
+}
+
+/// A decoded message: the header and what follows it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Message<'a> {
+    pub header: Header<'a>,
+    /// Where the payload starts: the length of the transport header.
+    pub payload_offset: usize,
+    /// Everything after the transport header: the RPC payload for RDMA_MSG (for RDMA_MSGP,
+    /// still with its padding), normally empty otherwise.
+    pub payload: &'a [u8],
+}
+
+impl<'a> Message<'a> {
+    /// Decodes a Version One header at the start of `buf`.
+    pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
+        let mut r = Reader::new(buf);
+        let xid = r.u32("rdma_xid")?;
+        let vers = r.u32("rdma_vers")?;
+        if vers != VERSION {
+            return Err(DecodeError::new(
+                "rdma_vers",
+                field::VERS,
+                ErrorKind::UnsupportedVersion { value: vers },
+            ));
+        }
+        let credit = r.u32("rdma_credit")?;
+        let body = Self::decode_body(&mut r, profile)?;
+        let payload_offset = r.offset();
+        Ok(Message { header: Header { xid, vers, credit, body }, payload_offset, payload: r.rest() })
+    }
+
+    fn decode_body(r: &mut Reader<'a>, profile: &Profile) -> Result<Body<'a>, DecodeError> {
+        let at = r.offset();
+        let value = r.u32("rdma_proc")?;
+        let proc_ = Proc::from_u32(value)
+            .ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
+        Ok(match proc_ {
+            Proc::Msg => Body::Msg(ChunkLists::decode(r)?),
+            Proc::NoMsg => Body::NoMsg(ChunkLists::decode(r)?),
+            Proc::MsgP => {
+                let align = r.u32("rdma_align")?;
+                let thresh = r.u32("rdma_thresh")?;
+                Body::MsgP { align, thresh, chunks: ChunkLists::decode(r)? }
+            }
+            Proc::Done => Body::Done,
+            Proc::Error => Body::Error(Self::decode_error(r, profile)?),
+        })
+    }
+
+    fn decode_error(r: &mut Reader<'a>, profile: &Profile) -> Result<ErrorBody<'a>, DecodeError> {
+        let at = r.offset();
+        match r.u32("rdma_err")? {
+            ERR_VERS => Ok(ErrorBody::Vers {
+                low: r.u32("rdma_vers_low")?,
+                high: r.u32("rdma_vers_high")?,
+            }),
+            ERR_CHUNK => Ok(ErrorBody::Chunk),
+            code => match profile.error_arm {
+                ErrorArm::Rfc8166 => {
+                    Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value: code }))
+                }
+                ErrorArm::Rfc5666 => {
+                    Ok(ErrorBody::Other { code, extra: r.take(RFC5666_EXTRA_LEN, "rdma_extra")? })
+                }
+            },
+        }
+    }
+}
+
+impl<'a> Header<'a> {
+    /// Encoded length of the transport header.
+    pub fn encoded_len(&self) -> usize {
+        field::BODY
+            + match &self.body {
+                Body::Msg(c) | Body::NoMsg(c) => c.encoded_len(),
+                Body::MsgP { chunks, .. } => 8 + chunks.encoded_len(),
+                Body::Done => 0,
+                Body::Error(ErrorBody::Vers { .. }) => 12,
+                Body::Error(ErrorBody::Chunk) => 4,
+                Body::Error(ErrorBody::Other { extra, .. }) => 4 + extra.len(),
+            }
+    }
+
+    /// Writes the header into `w`.
+    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.u32(self.xid)?;
+        w.u32(self.vers)?;
+        w.u32(self.credit)?;
+        w.u32(self.body.proc_() as u32)?;
+        match &self.body {
+            Body::Msg(c) | Body::NoMsg(c) => c.encode(w),
+            Body::MsgP { align, thresh, chunks } => {
+                w.u32(*align)?;
+                w.u32(*thresh)?;
+                chunks.encode(w)
+            }
+            Body::Done => Ok(()),
+            Body::Error(e) => {
+                w.u32(e.code())?;
+                match e {
+                    ErrorBody::Vers { low, high } => {
+                        w.u32(*low)?;
+                        w.u32(*high)
+                    }
+                    ErrorBody::Chunk => Ok(()),
+                    ErrorBody::Other { extra, .. } => w.bytes(extra),
+                }
+            }
+        }
+    }
+
+    /// Writes the header into `buf`; returns the length written.
+    pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        let mut w = Writer::new(buf);
+        self.encode(&mut w)?;
+        Ok(w.len())
+    }
+}
+
+impl fmt::Display for Header<'_> {
+    /// One line: `RDMA_MSG xid=0x00000001 vers=1 credit=32 reads=1 writes=0 reply=absent`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} xid={:#010x} vers={} credit={}",
+            self.body.proc_().name(),
+            self.xid,
+            self.vers,
+            self.credit
+        )?;
+        if let Body::MsgP { align, thresh, .. } = self.body {
+            write!(f, " align={align} thresh={thresh}")?;
+        }
+        if let Some(c) = self.body.chunks() {
+            write!(f, " reads={} writes={}", c.reads.len(), c.writes.len())?;
+            match c.reply {
+                Some(r) => write!(f, " reply={}", r.segment_count())?,
+                None => write!(f, " reply=absent")?,
+            }
+        }
+        if let Body::Error(e) = self.body {
+            match e {
+                ErrorBody::Vers { low, high } => write!(f, " ERR_VERS low={low} high={high}")?,
+                ErrorBody::Chunk => write!(f, " ERR_CHUNK")?,
+                ErrorBody::Other { code, .. } => write!(f, " rdma_err={code}")?,
+            }
+        }
+        Ok(())
+    }
+}
+
+/// What a [`HeaderBuilder`] writes after rdma_proc, chosen by its constructor.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Shape {
+    Lists,
+    MsgP { align: u32, thresh: u32 },
+    Done,
+    Error { code: u32, low: u32, high: u32 },
+}
+
+/// Builds headers from plain values: well-formed by default, malformed on purpose through the
+/// `raw_*` methods (a conformance harness must be able to send bad headers).
+///
+/// ```
+/// use rpcrdma_codec::v1::HeaderBuilder;
+/// use rpcrdma_codec::chunk::Segment;
+/// let mut buf = [0u8; 64];
+/// let n = HeaderBuilder::msg(7, 32)
+///     .reply_chunk(&[Segment::new(0x100, 4096, 0xdead0000)])
+///     .encode(&mut buf)
+///     .unwrap();
+/// assert_eq!(n, 16 + 4 + 4 + 4 + 4 + 16);
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub struct HeaderBuilder<'s> {
+    xid: u32,
+    vers: u32,
+    credit: u32,
+    proc_: u32,
+    shape: Shape,
+    reads: &'s [ReadSegment],
+    writes: &'s [&'s [Segment]],
+    reply: Option<&'s [Segment]>,
+    /// Bytes written verbatim after the fixed fields instead of the body.
+    raw_body: Option<&'s [u8]>,
+}
+
+impl<'s> HeaderBuilder<'s> {
+    fn new(xid: u32, credit: u32, proc_: Proc) -> Self {
+        HeaderBuilder {
+            xid,
+            vers: VERSION,
+            credit,
+            proc_: proc_ as u32,
+            shape: Shape::Lists,
+            reads: &[],
+            writes: &[],
+            reply: None,
+            raw_body: None,
+        }
+    }
+
+    /// RDMA_MSG with no chunks.
+    pub fn msg(xid: u32, credit: u32) -> Self {
+        Self::new(xid, credit, Proc::Msg)
+    }
+
+    /// RDMA_NOMSG with no chunks (add at least one to make it valid).
+    pub fn nomsg(xid: u32, credit: u32) -> Self {
+        Self::new(xid, credit, Proc::NoMsg)
+    }
+
+    /// RDMA_MSGP (RFC 5666 3.9; RFC 8166 4.6.1 forbids sending it).
+    pub fn msgp(xid: u32, credit: u32, align: u32, thresh: u32) -> Self {
+        HeaderBuilder { shape: Shape::MsgP { align, thresh }, ..Self::new(xid, credit, Proc::MsgP) }
+    }
+
+    /// RDMA_DONE (RFC 8166 4.6.2 forbids sending it).
+    pub fn done(xid: u32, credit: u32) -> Self {
+        HeaderBuilder { shape: Shape::Done, ..Self::new(xid, credit, Proc::Done) }
+    }
+
+    /// RDMA_ERROR ERR_VERS, echoing the failing request's xid and version (RFC 8166 4.5).
+    pub fn err_vers(xid: u32, vers: u32, credit: u32, low: u32, high: u32) -> Self {
+        HeaderBuilder {
+            vers,
+            shape: Shape::Error { code: ERR_VERS, low, high },
+            ..Self::new(xid, credit, Proc::Error)
+        }
+    }
+
+    /// RDMA_ERROR ERR_CHUNK.
+    pub fn err_chunk(xid: u32, credit: u32) -> Self {
+        HeaderBuilder {
+            shape: Shape::Error { code: ERR_CHUNK, low: 0, high: 0 },
+            ..Self::new(xid, credit, Proc::Error)
+        }
+    }
+
+    pub fn read_list(mut self, segments: &'s [ReadSegment]) -> Self {
+        self.reads = segments;
+        self
+    }
+
+    pub fn write_list(mut self, chunks: &'s [&'s [Segment]]) -> Self {
+        self.writes = chunks;
+        self
+    }
+
+    pub fn reply_chunk(mut self, segments: &'s [Segment]) -> Self {
+        self.reply = Some(segments);
+        self
+    }
+
+    /// Any rdma_vers, e.g. 2 or 0 to provoke ERR_VERS.
+    pub fn raw_vers(mut self, vers: u32) -> Self {
+        self.vers = vers;
+        self
+    }
+
+    /// Any rdma_proc word, e.g. 5 or 0xffffffff. The body written stays the one of the
+    /// builder's constructor.
+    pub fn raw_proc(mut self, proc_: u32) -> Self {
+        self.proc_ = proc_;
+        self
+    }
+
+    /// Any rdma_err word for an RDMA_ERROR (low and high are written only for ERR_VERS).
+    pub fn raw_error_code(mut self, code: u32) -> Self {
+        let (low, high) = match self.shape {
+            Shape::Error { low, high, .. } => (low, high),
+            _ => (0, 0),
+        };
+        self.shape = Shape::Error { code, low, high };
+        self
+    }
+
+    /// Replaces everything after the fixed fields with these bytes (truncated lists,
+    /// non-boolean discriminators, huge counts).
+    pub fn raw_body(mut self, body: &'s [u8]) -> Self {
+        self.raw_body = Some(body);
+        self
+    }
+
+    /// Writes the header into `w`.
+    pub fn write(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        w.u32(self.xid)?;
+        w.u32(self.vers)?;
+        w.u32(self.credit)?;
+        w.u32(self.proc_)?;
+        if let Some(raw) = self.raw_body {
+            return w.bytes(raw);
+        }
+        match self.shape {
+            Shape::Lists => {}
+            Shape::MsgP { align, thresh } => {
+                w.u32(align)?;
+                w.u32(thresh)?;
+            }
+            Shape::Done => return Ok(()),
+            Shape::Error { code, low, high } => {
+                w.u32(code)?;
+                if code == ERR_VERS {
+                    w.u32(low)?;
+                    w.u32(high)?;
+                }
+                return Ok(());
+            }
+        }
+        ChunkWriter::read_list(w, self.reads.iter().copied())?;
+        ChunkWriter::write_list(w, self.writes)?;
+        ChunkWriter::reply_chunk(w, self.reply)
+    }
+
+    /// Writes the header into `buf`; returns its length.
+    pub fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        let mut w = Writer::new(buf);
+        self.write(&mut w)?;
+        Ok(w.len())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn words(ws: &[u32]) -> std::vec::Vec<u8> {
+        ws.iter().flat_map(|w| w.to_be_bytes()).collect()
+    }
+
+    #[test]
+    fn chunkless_msg_is_28_bytes() {
+        let b = words(&[5, 1, 32, 0, 0, 0, 0, 0xaabbccdd]);
+        let m = Message::decode(&b, &Profile::default()).unwrap();
+        assert_eq!(m.payload_offset, 28);
+        assert_eq!(m.payload, &[0xaa, 0xbb, 0xcc, 0xdd]);
+        assert_eq!(m.header.credit, 32);
+        assert!(matches!(m.header.body, Body::Msg(c) if c.is_empty()));
+    }
+
+    #[test]
+    fn err_vers_body() {
+        let b = words(&[9, 1, 1, 4, 1, 1, 1]);
+        let m = Message::decode(&b, &Profile::default()).unwrap();
+        assert_eq!(m.header.body, Body::Error(ErrorBody::Vers { low: 1, high: 1 }));
+        let mut out = [0u8; 28];
+        assert_eq!(m.header.encode_into(&mut out).unwrap(), 28);
+        assert_eq!(&out[..], &b[..]);
+    }
+
+    #[test]
+    fn unknown_error_code_depends_on_profile() {
+        let mut b = words(&[9, 1, 1, 4, 3]);
+        let e = Message::decode(&b, &Profile::default()).unwrap_err();
+        assert_eq!(e, DecodeError::new("rdma_err", 16, ErrorKind::UnknownErrorCode { value: 3 }));
+        let mut p = Profile::default();
+        p.error_arm = ErrorArm::Rfc5666;
+        assert_eq!(Message::decode(&b, &p).unwrap_err().field, "rdma_extra");
+        b.extend([0u8; 32]);
+        let m = Message::decode(&b, &p).unwrap();
+        assert_eq!(m.header.body, Body::Error(ErrorBody::Other { code: 3, extra: &[0; 32] }));
+    }
+
+    #[test]
+    fn unknown_proc_and_version() {
+        let e = Message::decode(&words(&[1, 1, 1, 5]), &Profile::default()).unwrap_err();
+        assert_eq!(e, DecodeError::new("rdma_proc", 12, ErrorKind::UnknownProc { value: 5 }));
+        let e = Message::decode(&words(&[1, 2, 1, 0]), &Profile::default()).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::UnsupportedVersion { value: 2 });
+    }
+
+    #[test]
+    fn builder_writes_what_decoder_reads() {
+        let reads = [ReadSegment::new(0, 1, 100, 0x10)];
+        let seg = [Segment::new(2, 8192, 0x20)];
+        let writes: [&[Segment]; 1] = [&seg];
+        let mut buf = [0u8; 256];
+        let n = HeaderBuilder::nomsg(0x77, 8)
+            .read_list(&reads)
+            .write_list(&writes)
+            .reply_chunk(&seg)
+            .encode(&mut buf)
+            .unwrap();
+        let m = Message::decode(&buf[..n], &Profile::default()).unwrap();
+        assert_eq!(m.payload_offset, n);
+        assert_eq!(m.header.encoded_len(), n);
+        let c = m.header.body.chunks().unwrap();
+        assert_eq!(c.reads.segments().next(), Some(reads[0]));
+        assert_eq!(c.writes.len(), 1);
+        assert_eq!(c.reply.unwrap().length(), 8192);
+    }
+
+    #[test]
+    fn builder_makes_malformed_headers() {
+        let mut buf = [0u8; 64];
+        let n = HeaderBuilder::msg(1, 1).raw_body(&[0, 0, 0, 7]).encode(&mut buf).unwrap();
+        let e = Message::decode(&buf[..n], &Profile::default()).unwrap_err();
+        assert_eq!(e, DecodeError::new("rdma_reads", 16, ErrorKind::NotBool { value: 7 }));
+        let n = HeaderBuilder::msg(1, 1).raw_proc(9).encode(&mut buf).unwrap();
+        assert_eq!(n, 28);
+        assert_eq!(&buf[12..16], &[0, 0, 0, 9]);
+        let n = HeaderBuilder::err_vers(1, 1, 1, 1, 1).raw_error_code(77).encode(&mut buf).unwrap();
+        assert_eq!(n, 20);
+    }
+}
