@@ -41,7 +41,7 @@ fn summarize(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
                 v1::summarize_header(v, profile)
             }
         }
-        "rpc" => rpc::summarize(&v.bytes).map(|facts| Decoded { facts, ..Default::default() }),
+        "rpc" => rpc::summarize_message(&v.bytes),
         "private-data" | "ccp-call" | "ccp-reply" | "msgp-payload" => ext::summarize(v, profile),
         other => panic!("{}: unknown kind {other}", v.name),
     }
