@@ -87,6 +87,31 @@ impl FixedFields {
     }
 }
 
+/// An ERR_VERS reply of any version: RFC 8166 7 fixes the position of rdma_proc, the value of
+/// ERR_VERS and the layout of `rpc_rdma_errvers` for all versions, so it decodes whatever
+/// rdma_vers says (a responder echoes the requester's unsupported version, RFC 8166 4.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ErrVers {
+    pub fixed: FixedFields,
+    pub low: u32,
+    pub high: u32,
+}
+
+impl ErrVers {
+    /// Decodes an RDMA_ERROR / ERR_VERS message; None when it is some other message.
+    pub fn decode(buf: &[u8]) -> Result<Option<ErrVers>, DecodeError> {
+        let fixed = FixedFields::decode(buf)?;
+        if fixed.proc_ != Proc::Error as u32 {
+            return Ok(None);
+        }
+        let mut r = Reader::with_base(&buf[field::BODY..], field::BODY);
+        if r.u32("rdma_err")? != ERR_VERS {
+            return Ok(None);
+        }
+        Ok(Some(ErrVers { fixed, low: r.u32("rdma_vers_low")?, high: r.u32("rdma_vers_high")? }))
+    }
+}
+
 /// The body of an RDMA_ERROR (RFC 8166 `rpc_rdma_error`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ErrorBody<'a> {
@@ -503,6 +528,17 @@ mod tests {
         let mut out = [0u8; 28];
         assert_eq!(m.header.encode_into(&mut out).unwrap(), 28);
         assert_eq!(&out[..], &b[..]);
+    }
+
+    #[test]
+    fn err_vers_of_any_version() {
+        let b = words(&[9, 7, 3, 4, 1, 1, 2]);
+        assert!(Message::decode(&b, &Profile::default()).is_err());
+        let e = ErrVers::decode(&b).unwrap().unwrap();
+        assert_eq!((e.fixed.xid, e.fixed.vers, e.fixed.credit, e.low, e.high), (9, 7, 3, 1, 2));
+        assert_eq!(ErrVers::decode(&words(&[9, 7, 3, 4, 2])).unwrap(), None);
+        assert_eq!(ErrVers::decode(&words(&[9, 7, 3, 0])).unwrap(), None);
+        assert_eq!(ErrVers::decode(&words(&[9, 7, 3, 4, 1, 1])).unwrap_err().field, "rdma_vers_high");
     }
 
     #[test]

@@ -3,7 +3,13 @@
 mod decode;
 mod describe;
 mod input;
+mod peer;
+mod report;
+mod run;
 mod text;
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 
 use clap::{Parser, Subcommand};
 
@@ -17,6 +23,17 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the conformance catalogue (against the embedded reference responder by default).
+    Run(run::RunArgs),
+    /// List the checks with their requirements.
+    List {
+        /// IDs, prefixes or groups to list.
+        #[arg(value_name = "SELECTOR")]
+        select: Vec<String>,
+        /// Also print each requirement, the acceptable outcomes and the rationale.
+        #[arg(short, long)]
+        verbose: bool,
+    },
     /// Decode an RPC-over-RDMA transport header (and the RPC header after it) or an RPC message.
     Decode(decode::DecodeArgs),
 }
@@ -24,6 +41,18 @@ enum Command {
 fn main() {
     let cli = Cli::parse();
     let code = match cli.command {
+        Command::Run(args) => {
+            let interrupt = Arc::new(AtomicBool::new(false));
+            let flag = interrupt.clone();
+            // Ctrl-C: finish the current check, skip the rest, write the reports.
+            let _ = ctrlc::set_handler(move || {
+                if flag.swap(true, Ordering::SeqCst) {
+                    std::process::exit(130);
+                }
+            });
+            run::run(args, interrupt)
+        }
+        Command::List { select, verbose } => run::list(&select, verbose),
         Command::Decode(args) => decode::run(args),
     };
     std::process::exit(code);

@@ -1,0 +1,171 @@
+//! NFSv3 (RFC 1813) arguments and results as a requester needs them to drive a peer's
+//! chunks: READ and READLINK results are DDP-eligible (write chunks), WRITE data is
+//! DDP-eligible (read chunks), READDIR replies grow past any inline threshold (reply chunk).
+
+use rpcrdma_codec::xdr::{Reader, Writer};
+
+pub const PROC_NULL: u32 = 0;
+pub const PROC_GETATTR: u32 = 1;
+pub const PROC_LOOKUP: u32 = 3;
+pub const PROC_READLINK: u32 = 5;
+pub const PROC_READ: u32 = 6;
+pub const PROC_WRITE: u32 = 7;
+pub const PROC_READDIR: u32 = 16;
+
+/// The root file handle of an `fsid=1` export on Linux, used by the reference responder too.
+pub const ROOT_FH: [u8; 8] = [0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00];
+
+/// Files every peer's export holds (the Linux VM creates them; the reference tree has them).
+pub const FILE_FIVE: &str = "five";
+pub const FILE_BIG: &str = "big";
+pub const FILE_SCRATCH: &str = "scratch";
+pub const DIR_MANY: &str = "dir";
+
+fn encode(f: impl FnOnce(&mut Writer<'_>) -> Result<(), rpcrdma_codec::EncodeError>) -> Vec<u8> {
+    let mut buf = vec![0u8; 8192];
+    let mut w = Writer::new(&mut buf);
+    f(&mut w).expect("NFS arguments fit 8 KiB");
+    let n = w.len();
+    buf.truncate(n);
+    buf
+}
+
+/// GETATTR3args: the object's handle.
+pub fn getattr_args(fh: &[u8]) -> Vec<u8> {
+    encode(|w| w.opaque(fh))
+}
+
+/// LOOKUP3args: diropargs3 { dir, name }.
+pub fn lookup_args(dir: &[u8], name: &str) -> Vec<u8> {
+    encode(|w| {
+        w.opaque(dir)?;
+        w.opaque(name.as_bytes())
+    })
+}
+
+/// READ3args { file, offset, count }.
+pub fn read_args(fh: &[u8], offset: u64, count: u32) -> Vec<u8> {
+    encode(|w| {
+        w.opaque(fh)?;
+        w.u64(offset)?;
+        w.u32(count)
+    })
+}
+
+/// WRITE3args { file, offset, count, stable = FILE_SYNC, data<> } split around the data item:
+/// (bytes up to and including the data length word, the data). The data is what a requester
+/// moves into a read chunk at the split position (RFC 8267 3.2, RFC 8166 3.4.4.1).
+pub fn write_args_split(fh: &[u8], offset: u64, data: &[u8]) -> Vec<u8> {
+    encode(|w| {
+        w.opaque(fh)?;
+        w.u64(offset)?;
+        w.u32(data.len() as u32)?;
+        w.u32(2)?; // FILE_SYNC
+        w.u32(data.len() as u32)
+    })
+}
+
+/// READDIR3args { dir, cookie, cookieverf, count }.
+pub fn readdir_args(dir: &[u8], cookie: u64, verf: [u8; 8], count: u32) -> Vec<u8> {
+    encode(|w| {
+        w.opaque(dir)?;
+        w.u64(cookie)?;
+        w.bytes(&verf)?;
+        w.u32(count)
+    })
+}
+
+/// nfsstat3 from the first word of results.
+pub fn status(results: &[u8]) -> Option<u32> {
+    Reader::new(results).u32("status").ok()
+}
+
+/// Skips a post_op_attr (bool, then fattr3 of 84 bytes).
+fn skip_post_op_attr(r: &mut Reader<'_>) -> Option<()> {
+    if r.bool("attributes_follow").ok()? {
+        r.take(84, "fattr3").ok()?;
+    }
+    Some(())
+}
+
+/// LOOKUP3res: the object handle on NFS3_OK.
+pub fn lookup_fh(results: &[u8]) -> Option<Vec<u8>> {
+    let mut r = Reader::new(results);
+    if r.u32("status").ok()? != 0 {
+        return None;
+    }
+    Some(r.opaque("object", 64).ok()?.to_vec())
+}
+
+/// The parts of READ3resok: count, eof, the data length word, and the offset of the data
+/// within `results` (the data itself is absent when it went through a write chunk).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReadResult {
+    pub status: u32,
+    pub count: u32,
+    pub eof: bool,
+    pub data_len: u32,
+    pub data_at: usize,
+}
+
+pub fn read_result(results: &[u8]) -> Option<ReadResult> {
+    let mut r = Reader::new(results);
+    let status = r.u32("status").ok()?;
+    skip_post_op_attr(&mut r)?;
+    if status != 0 {
+        return Some(ReadResult { status, count: 0, eof: false, data_len: 0, data_at: r.position() });
+    }
+    let count = r.u32("count").ok()?;
+    let eof = r.bool("eof").ok()?;
+    let data_len = r.u32("data").ok()?;
+    Some(ReadResult { status, count, eof, data_len, data_at: r.position() })
+}
+
+/// WRITE3resok: status and count.
+pub fn write_result(results: &[u8]) -> Option<(u32, u32)> {
+    let mut r = Reader::new(results);
+    let status = r.u32("status").ok()?;
+    // wcc_data: pre_op_attr (bool + 24 bytes), post_op_attr.
+    if r.bool("before").ok()? {
+        r.take(24, "wcc_attr").ok()?;
+    }
+    skip_post_op_attr(&mut r)?;
+    if status != 0 {
+        return Some((status, 0));
+    }
+    Some((status, r.u32("count").ok()?))
+}
+
+/// The deterministic contents of a file of `len` bytes in the test tree: byte `i` is
+/// `(i * 7 + len) % 251`. The Linux VM writes the same files.
+pub fn file_contents(len: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i * 7 + len) % 251) as u8).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn read_args_layout() {
+        // nfs_fh3 (4 + 8), offset (8), count (4): RFC 1813 READ3args.
+        let a = read_args(&ROOT_FH, 0x1_0000_0002, 5);
+        assert_eq!(a.len(), 24);
+        assert_eq!(&a[..4], &[0, 0, 0, 8]);
+        assert_eq!(&a[12..20], &[0, 0, 0, 1, 0, 0, 0, 2]);
+        assert_eq!(&a[20..], &[0, 0, 0, 5]);
+    }
+
+    #[test]
+    fn read_result_with_reduced_data() {
+        // status 0, no attributes, count 5, eof TRUE, data length 5 and no data (in a chunk).
+        let b: Vec<u8> = [0u32, 0, 5, 1, 5].iter().flat_map(|w| w.to_be_bytes()).collect();
+        let r = read_result(&b).unwrap();
+        assert_eq!(r, ReadResult { status: 0, count: 5, eof: true, data_len: 5, data_at: 20 });
+    }
+
+    #[test]
+    fn contents_formula() {
+        assert_eq!(file_contents(5), vec![5, 12, 19, 26, 33]);
+    }
+}

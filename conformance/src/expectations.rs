@@ -1,0 +1,171 @@
+//! Per-peer expectation profiles: reviewed, measured divergences of one implementation from
+//! the specs, each with its reason. Judging a run against a profile: an unlisted divergence
+//! fails; a listed one is expected; a listed one that now passes is reported as an
+//! unexpected pass (the profile is stale), and fails too, as in TLS-Anvil and tlsfuzzer.
+
+use crate::engine::{CheckResult, Outcome};
+
+/// One reviewed divergence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Divergence {
+    pub id: String,
+    /// The outcome this peer produces: `fail`, `pass-lax` or `unsupported`.
+    pub outcome: Outcome,
+    /// Why: what the peer does, and where in its code that comes from.
+    pub reason: String,
+}
+
+/// A loaded profile.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Expectations {
+    pub peer: String,
+    pub divergences: Vec<Divergence>,
+}
+
+impl Expectations {
+    /// Parses a profile:
+    /// `{"peer": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`.
+    pub fn from_json(text: &str) -> Result<Expectations, String> {
+        let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let peer = v["peer"].as_str().ok_or("missing \"peer\"")?.to_string();
+        let list = v["divergences"].as_array().ok_or("missing \"divergences\" array")?;
+        let mut divergences = Vec::new();
+        for (i, d) in list.iter().enumerate() {
+            let id = d["id"].as_str().ok_or(format!("divergence {i}: missing \"id\""))?.to_string();
+            let outcome = match d["outcome"].as_str() {
+                Some("fail") => Outcome::Fail,
+                Some("pass-lax") => Outcome::PassLax,
+                Some("unsupported") => Outcome::Unsupported,
+                other => return Err(format!("divergence {id}: outcome {other:?} is not fail, pass-lax or unsupported")),
+            };
+            let reason = d["reason"].as_str().ok_or(format!("divergence {id}: missing \"reason\""))?.to_string();
+            if reason.trim().is_empty() {
+                return Err(format!("divergence {id}: the reason is empty"));
+            }
+            if divergences.iter().any(|x: &Divergence| x.id == id) {
+                return Err(format!("divergence {id} is listed twice"));
+            }
+            divergences.push(Divergence { id, outcome, reason });
+        }
+        Ok(Expectations { peer, divergences })
+    }
+
+    pub fn find(&self, id: &str) -> Option<&Divergence> {
+        self.divergences.iter().find(|d| d.id == id)
+    }
+}
+
+/// The final status of a check after `--strict` and the profile.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Status {
+    Pass,
+    /// A SHOULD/MAY deviation, accepted without `--strict`.
+    PassLax,
+    /// A divergence the profile lists with this outcome.
+    ExpectedDivergence,
+    Fail,
+    /// The profile lists a divergence, but the check passed.
+    UnexpectedPass,
+    Unsupported,
+    Skipped,
+}
+
+impl Status {
+    pub fn name(self) -> &'static str {
+        match self {
+            Status::Pass => "pass",
+            Status::PassLax => "pass-lax",
+            Status::ExpectedDivergence => "expected-divergence",
+            Status::Fail => "fail",
+            Status::UnexpectedPass => "unexpected-pass",
+            Status::Unsupported => "unsupported",
+            Status::Skipped => "skipped",
+        }
+    }
+
+    /// Whether this status makes the run fail.
+    pub fn is_failure(self) -> bool {
+        matches!(self, Status::Fail | Status::UnexpectedPass)
+    }
+}
+
+/// A check's judged status, with the profile's reason when one applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Judged {
+    pub status: Status,
+    pub reason: Option<String>,
+}
+
+/// Judges one result.
+pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> Judged {
+    let listed = profile.and_then(|p| p.find(r.id));
+    let raw = match r.outcome {
+        Outcome::Pass => Status::Pass,
+        Outcome::PassLax if strict => Status::Fail,
+        Outcome::PassLax => Status::PassLax,
+        Outcome::Fail => Status::Fail,
+        Outcome::Unsupported => Status::Unsupported,
+        Outcome::Skipped => Status::Skipped,
+    };
+    match (listed, raw) {
+        (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
+        (Some(d), _) if d.outcome == r.outcome => Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) },
+        (Some(d), Status::Pass) => Judged {
+            status: Status::UnexpectedPass,
+            reason: Some(format!("the profile expects {} ({}), but the check passed", d.outcome.name(), d.reason)),
+        },
+        (Some(d), s) => Judged {
+            status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
+            reason: Some(format!("the profile expects {} ({}), got {}", d.outcome.name(), d.reason, r.outcome.name())),
+        },
+        (None, s) => Judged { status: s, reason: None },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::engine::CheckResult;
+    use rpcrdma_codec::check::KeyWord;
+    use std::time::Duration;
+
+    fn result(id: &'static str, outcome: Outcome) -> CheckResult {
+        CheckResult {
+            id,
+            key_word: KeyWord::Must,
+            requirement: "",
+            outcome,
+            expected: String::new(),
+            actual: String::new(),
+            connection_survived: None,
+            transcript: Vec::new(),
+            duration: Duration::ZERO,
+        }
+    }
+
+    const PROFILE: &str = r#"{"peer": "p", "divergences": [
+        {"id": "a/1/x", "outcome": "fail", "reason": "does X"},
+        {"id": "a/1/y", "outcome": "pass-lax", "reason": "skips Y"}]}"#;
+
+    #[test]
+    fn unlisted_fail_listed_expected_stale_unexpected() {
+        let p = Expectations::from_json(PROFILE).unwrap();
+        assert_eq!(judge(&result("a/1/z", Outcome::Fail), false, Some(&p)).status, Status::Fail);
+        assert_eq!(judge(&result("a/1/x", Outcome::Fail), false, Some(&p)).status, Status::ExpectedDivergence);
+        assert_eq!(judge(&result("a/1/x", Outcome::Pass), false, Some(&p)).status, Status::UnexpectedPass);
+        assert_eq!(judge(&result("a/1/y", Outcome::PassLax), true, Some(&p)).status, Status::ExpectedDivergence);
+    }
+
+    #[test]
+    fn strict_turns_lax_into_fail() {
+        assert_eq!(judge(&result("a", Outcome::PassLax), false, None).status, Status::PassLax);
+        assert_eq!(judge(&result("a", Outcome::PassLax), true, None).status, Status::Fail);
+    }
+
+    #[test]
+    fn bad_profiles_are_refused() {
+        assert!(Expectations::from_json("{}").is_err());
+        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"pass","reason":"r"}]}"#).is_err());
+        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"fail","reason":" "}]}"#).is_err());
+    }
+}

@@ -1,0 +1,466 @@
+//! The embedded reference responder: an RPC-over-RDMA Version One responder that follows
+//! RFC 8166 and RFC 8797 to the letter, serving an upper layer (NFSv3 subset, NULL) on any
+//! [`Connection`]. It is the default peer of the harness, and with [`Faults`] switched on it
+//! misbehaves on purpose so tests can prove each check notices.
+
+pub mod faults;
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::chunk::{ChunkLists, Segment, WriteChunk};
+use rpcrdma_codec::private_data::{self, PrivateData};
+use rpcrdma_codec::reassembly::{reassemble_call, write_placements};
+use rpcrdma_codec::rpc::{AcceptStat, CallHeader, Rejected, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION};
+use rpcrdma_codec::v1::{Body, FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
+use rpcrdma_codec::xdr::{pad4, Writer};
+use rpcrdma_codec::Profile;
+
+pub use faults::Faults;
+
+use crate::transport::emulated::{EmulatedConnection, Listener};
+use crate::transport::{Connection, Event, WcStatus};
+use crate::ulp::{UlpOutcome, UlpResults, UpperLayer};
+
+/// Settings of the reference responder.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// Credits granted in every reply (RFC 8166 3.3.1: never zero).
+    pub credits: u32,
+    /// Our receive buffer size, advertised in private data (RFC 8797 Receive Size).
+    pub receive_size: u32,
+    /// Our largest Send, advertised in private data (RFC 8797 Send Size).
+    pub send_size: u32,
+    /// Whether we advertise support for remote invalidation (the R bit).
+    pub remote_invalidation: bool,
+    /// How long the serving loop waits on an idle connection before checking for shutdown.
+    pub idle_poll: Duration,
+    pub faults: Faults,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Config {
+            credits: 32,
+            receive_size: 4096,
+            send_size: 4096,
+            remote_invalidation: true,
+            idle_poll: Duration::from_millis(200),
+            faults: Faults::default(),
+        }
+    }
+}
+
+/// Makes a fresh upper layer for each connection.
+pub type UlpFactory = Arc<dyn Fn() -> Box<dyn UpperLayer> + Send + Sync>;
+
+/// The reference responder; also an emulated-fabric [`Listener`].
+#[derive(Clone)]
+pub struct Responder {
+    pub config: Config,
+    ulp: UlpFactory,
+    /// Threads serving connections, joined on drop of the last clone's owner.
+    threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
+}
+
+impl std::fmt::Debug for Responder {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Responder").field("config", &self.config).finish()
+    }
+}
+
+impl Responder {
+    pub fn new(config: Config, ulp: UlpFactory) -> Self {
+        Responder { config, ulp, threads: Arc::default() }
+    }
+
+    /// The private data we accept with.
+    pub fn private_data(&self) -> [u8; 8] {
+        let mut pd = self.our_private_data();
+        if self.config.faults.private_data_bad_version {
+            pd = pd.with_version(2);
+        }
+        let mut b = [0u8; 8];
+        pd.encode_into(&mut b).expect("8 bytes");
+        b
+    }
+
+    fn our_private_data(&self) -> PrivateData {
+        PrivateData::new(self.config.send_size, self.config.receive_size, self.config.remote_invalidation)
+            .expect("configured sizes are at least 1024")
+    }
+
+    /// Posts the receive window, as a passive side does before accepting (RFC 8166 3.3.1:
+    /// receives for every credit granted are posted before a reply grants them).
+    pub fn prepare(&self, conn: &mut dyn Connection) -> bool {
+        let c = &self.config;
+        let window = if c.faults.short_receive_window { c.credits / 2 } else { c.credits };
+        conn.post_recv(c.receive_size as usize, window.max(1) as usize).is_ok()
+    }
+
+    /// Serves one prepared connection until it closes.
+    pub fn serve(&self, conn: &mut dyn Connection) {
+        let mut s = Session::new(&self.config, conn, (self.ulp)());
+        s.run();
+    }
+}
+
+impl Listener for Responder {
+    fn on_request(&mut self, _private_data: &[u8]) -> Result<Vec<u8>, String> {
+        Ok(self.private_data().to_vec())
+    }
+
+    fn on_established(&mut self, mut conn: EmulatedConnection) {
+        if !self.prepare(&mut conn) {
+            return;
+        }
+        let me = self.clone();
+        let h = std::thread::spawn(move || me.serve(&mut conn));
+        let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
+        threads.retain(|t| !t.is_finished());
+        threads.push(h);
+    }
+}
+
+/// One connection's state.
+struct Session<'a> {
+    config: &'a Config,
+    conn: &'a mut dyn Connection,
+    ulp: Box<dyn UpperLayer>,
+    /// Inline threshold for our replies: min(our send size, the requester's receive size).
+    reply_inline: usize,
+    /// Both sides set R (RFC 8797 4): Send With Invalidate is allowed.
+    may_invalidate: bool,
+    deadline_step: Duration,
+}
+
+impl<'a> Session<'a> {
+    fn new(config: &'a Config, conn: &'a mut dyn Connection, ulp: Box<dyn UpperLayer>) -> Self {
+        let mut peer = private_data::effective(conn.peer_private_data(), &Profile::default());
+        if config.faults.assume_large_peer_receive && peer.status != private_data::Status::Ok {
+            peer.params = PrivateData::new(4096, 4096, false).expect("4096");
+        }
+        let ours = PrivateData::new(config.send_size, config.receive_size, config.remote_invalidation)
+            .expect("configured sizes are at least 1024");
+        let t = private_data::inline_thresholds(&peer.params, &ours);
+        let reply_inline = t.server_to_client as usize;
+        let may_invalidate = t.send_with_invalidate;
+        Session { config, conn, ulp, reply_inline, may_invalidate, deadline_step: Duration::from_secs(5) }
+    }
+
+    fn run(&mut self) {
+        loop {
+            let deadline = Instant::now() + self.config.idle_poll;
+            match self.conn.poll(deadline) {
+                Ok(Event::Recv { status: WcStatus::Success, data, .. }) => {
+                    // Repost before replying, so the window stays at the grant.
+                    if self.conn.post_recv(self.config.receive_size as usize, 1).is_err() {
+                        return;
+                    }
+                    if self.handle(&data).is_err() {
+                        return;
+                    }
+                }
+                Ok(Event::Recv { .. }) | Ok(Event::Disconnected) => return,
+                Ok(Event::SendDone { status: WcStatus::Success }) => {}
+                Ok(Event::SendDone { .. }) => return,
+                Err(crate::transport::TransportError::Timeout) => {
+                    if !self.conn.is_connected() {
+                        return;
+                    }
+                }
+                Err(_) => return,
+            }
+        }
+    }
+
+    fn grant(&self) -> u32 {
+        if self.config.faults.zero_credit { 0 } else { self.config.credits }
+    }
+
+    fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), ()> {
+        let r = match invalidate {
+            Some(h) => self.conn.send_with_invalidate(msg, h),
+            None => self.conn.send(msg),
+        };
+        r.map_err(|_| ())
+    }
+
+    fn send_err_vers(&mut self, f: &FixedFields) -> Result<(), ()> {
+        let faults = &self.config.faults;
+        let xid = if faults.err_vers_wrong_xid { f.xid ^ 1 } else { f.xid };
+        let (low, high) = if faults.err_vers_bad_range { (2, 1) } else { (1, 1) };
+        let mut buf = [0u8; 28];
+        let n = HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode(&mut buf).expect("28 bytes");
+        self.send(&buf[..n], None)
+    }
+
+    fn send_err_chunk(&mut self, xid: u32) -> Result<(), ()> {
+        if self.config.faults.no_err_chunk {
+            return Ok(());
+        }
+        let mut buf = [0u8; 24];
+        let mut n = HeaderBuilder::err_chunk(xid, self.grant()).encode(&mut buf).expect("20 bytes");
+        if self.config.faults.err_chunk_trailing {
+            n += 4;
+        }
+        self.send(&buf[..n], None)
+    }
+
+    /// Handles one received message; Err means the connection is unusable.
+    fn handle(&mut self, data: &[u8]) -> Result<(), ()> {
+        // RFC 8166 4.5: shorter than a minimal header: the XID cannot be trusted; discard.
+        if data.len() < MIN_HEADER_LEN && !self.config.faults.answer_short_messages {
+            return Ok(());
+        }
+        let Ok(fixed) = FixedFields::decode(data) else { return Ok(()) };
+        if fixed.vers != 1 {
+            // RFC 8166 4.5.1.
+            return if self.config.faults.ignore_bad_version { Ok(()) } else { self.send_err_vers(&fixed) };
+        }
+        let msg = match Message::decode(data, &Profile::default()) {
+            Ok(m) => m,
+            // RFC 8166 4.5.2: XDR errors get ERR_CHUNK.
+            Err(_) => return self.send_err_chunk(fixed.xid),
+        };
+        match msg.header.body {
+            // RFC 8166 4.2.4 and 4.6.2: discard silently.
+            Body::Error(_) | Body::Done => {
+                return if self.config.faults.answer_error_and_done {
+                    self.send_err_chunk(fixed.xid)
+                } else {
+                    Ok(())
+                };
+            }
+            // RFC 8166 4.6.1: Responders SHOULD reply ERR_CHUNK.
+            Body::MsgP { .. } => return self.send_err_chunk(fixed.xid),
+            Body::Msg(_) | Body::NoMsg(_) => {}
+        }
+        // Semantic violations of a call are XDR errors of the transport header (RFC 8166 4.5.2).
+        let violations = Violations::of(&msg, Role::Call);
+        let tolerated = |id: &str| {
+            self.config.faults.accept_xid_mismatch && id == "rfc8166/4.5.2/xid-mismatch"
+                || self.config.faults.lenient_read_list && id.starts_with("rfc8166/3.4.5/")
+        };
+        if violations.iter().any(|v| !tolerated(v.rule.id)) {
+            return self.send_err_chunk(fixed.xid);
+        }
+        let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
+        let is_nomsg = matches!(msg.header.body, Body::NoMsg(_));
+        self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload)
+    }
+
+    /// Pulls read chunks, runs the call, and sends the reply.
+    fn serve_call(&mut self, xid: u32, chunks: &ChunkLists<'_>, is_nomsg: bool, inline: &[u8]) -> Result<(), ()> {
+        let deadline = Instant::now() + self.deadline_step;
+        // Pull every read chunk with RDMA Read (RFC 8166 3.4.5).
+        let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
+        let config = self.config;
+        let faults = &config.faults;
+        for c in chunks.reads.chunks() {
+            if c.position == 0 && faults.no_position_zero {
+                return self.send_err_chunk(xid);
+            }
+            let mut data = Vec::new();
+            for (i, s) in c.segments().enumerate() {
+                if i > 0 && faults.first_segment_only {
+                    break;
+                }
+                let len = if faults.read_chunk_roundup { (s.length + 3) & !3 } else { s.length };
+                let part = self.conn.rdma_read(s.handle, s.offset, len, deadline).map_err(|_| ())?;
+                data.extend_from_slice(&part[..s.length.min(len) as usize]);
+            }
+            pulled.push((c.position, data));
+        }
+        let (reduced, rest): (Vec<u8>, &[(u32, Vec<u8>)]) = match pulled.first() {
+            Some((0, d)) => (d.clone(), &pulled[1..]),
+            _ if is_nomsg => return self.send_err_chunk(xid),
+            _ => (inline.to_vec(), &pulled[..]),
+        };
+        let total: usize = reduced.len() + rest.iter().map(|(_, d)| d.len() + 3).sum::<usize>();
+        let mut call = vec![0u8; total];
+        let n = match reassemble_call(&reduced, rest.iter().map(|(p, d)| (*p, d.as_slice())), &mut call) {
+            Ok(n) => n,
+            Err(_) if self.config.faults.lenient_read_list => {
+                let call = CallHeader::new(xid, 0, 0, 0);
+                return self.reply(&call, Some(UlpOutcome::GarbageArgs), chunks);
+            }
+            Err(_) => return self.send_err_chunk(xid),
+        };
+        call.truncate(n);
+        let rpc = match RpcMessage::decode(&call) {
+            Ok(m) => m,
+            Err(_) => return self.send_err_chunk(xid),
+        };
+        let RpcHeader::Call(c) = rpc.header else { return self.send_err_chunk(xid) };
+        if c.xid != xid && !self.config.faults.accept_xid_mismatch {
+            return self.send_err_chunk(xid);
+        }
+        let outcome = if c.rpcvers != RPC_VERSION {
+            None
+        } else {
+            Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body))
+        };
+        self.reply(&c, outcome, chunks)
+    }
+
+    fn reply(&mut self, call: &CallHeader<'_>, outcome: Option<UlpOutcome>, chunks: &ChunkLists<'_>) -> Result<(), ()> {
+        let xid = call.xid;
+        let faults = self.config.faults.clone();
+        let (rpc_header, results) = match outcome {
+            None => (ReplyHeader::denied(xid, Rejected::RpcMismatch { low: 2, high: 2 }), UlpResults::default()),
+            Some(UlpOutcome::Success(r)) => (ReplyHeader::accepted(xid, AcceptStat::Success), r),
+            Some(UlpOutcome::ProgUnavail) => (ReplyHeader::accepted(xid, AcceptStat::ProgUnavail), UlpResults::default()),
+            Some(UlpOutcome::ProgMismatch { low, high }) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProgMismatch { low, high }), UlpResults::default())
+            }
+            Some(UlpOutcome::ProcUnavail) => (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default()),
+            Some(UlpOutcome::GarbageArgs) => (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default()),
+            Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
+        };
+        let deadline = Instant::now() + self.deadline_step;
+
+        // Write list: the DDP-eligible item goes into the first write chunk (RFC 8166 4.3.2);
+        // every chunk is echoed with the lengths actually written, unused ones with zeros.
+        let mut write_echo: Vec<Vec<Segment>> = Vec::new();
+        let mut ddp_inline = results.ddp.clone();
+        for (i, wc) in chunks.writes.chunks().enumerate() {
+            let mut segs: Vec<Segment> = wc.segments().map(|s| Segment { length: 0, ..s }).collect();
+            if i == 0 && wc.segment_count() > 0 {
+                if let Some(data) = ddp_inline.take() {
+                    if (data.len() as u64) > wc.length() {
+                        // RFC 8166 4.5.3: a write chunk too small; do not write past it.
+                        return self.send_err_chunk(xid);
+                    }
+                    let mut item = data.clone();
+                    if faults.pad_write_chunk {
+                        item.resize(data.len() + pad4(data.len()), 0);
+                    }
+                    self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                }
+            }
+            let unused = segs.iter().all(|s| s.length == 0);
+            if !(unused && faults.drop_unused_write_chunks) {
+                write_echo.push(segs);
+            }
+        }
+        // The inline payload: RPC reply header, then the results (the DDP item removed when
+        // it went through a write chunk).
+        let mut payload = vec![0u8; 64 + results.head.len()];
+        let mut w = Writer::new(&mut payload);
+        rpc_header.encode(&mut w).map_err(|_| ())?;
+        let n = w.len();
+        payload.truncate(n);
+        payload.extend_from_slice(&results.head);
+        if let Some(d) = &ddp_inline {
+            payload.extend_from_slice(d);
+            payload.resize(payload.len() + pad4(d.len()), 0);
+        }
+        payload.extend_from_slice(&results.tail);
+
+        let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
+        let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
+        let header_len = {
+            let segs: usize = write_refs.iter().map(|c| c.len()).sum::<usize>()
+                + reply_offered.as_ref().map_or(0, |s| s.len());
+            let mut scratch = vec![0u8; 64 + 8 * write_refs.len() + 16 * segs];
+            let mut b = HeaderBuilder::msg(xid, 0).write_list(&write_refs);
+            if let Some(s) = reply_offered.as_deref() {
+                b = b.reply_chunk(s);
+            }
+            b.encode(&mut scratch).map_err(|_| ())?
+        };
+        let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
+        let invalidate = self.invalidate_key(chunks);
+
+        let mut out = vec![0u8; header_len + payload.len() + 64];
+        if fits_inline || reply_offered.is_none() {
+            if !fits_inline && !faults.ignore_reply_chunk {
+                // Too long for inline and no reply chunk: nothing can carry the reply.
+                return self.send_err_chunk(xid);
+            }
+            // Inline reply; an offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
+            let zeroed: Option<Vec<Segment>> = if faults.echo_reply_chunk_lengths {
+                reply_offered
+            } else {
+                reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
+            };
+            let mut b = HeaderBuilder::msg(xid, self.grant()).write_list(&write_refs);
+            if let Some(z) = zeroed.as_deref() {
+                b = b.reply_chunk(z);
+            }
+            let hl = b.encode(&mut out).map_err(|_| ())?;
+            out.truncate(hl);
+            out.extend_from_slice(&payload);
+            return self.send(&out, invalidate);
+        }
+        // Long reply: the whole payload through the reply chunk, RDMA_NOMSG (RFC 8166 3.5.3).
+        let offered = reply_offered.expect("checked");
+        let mut echo: Vec<Segment> = offered.iter().map(|s| Segment { length: 0, ..*s }).collect();
+        let capacity: u64 = offered.iter().map(|s| s.length as u64).sum();
+        if payload.len() as u64 > capacity {
+            // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
+            return self.send_err_chunk(xid);
+        }
+        let rc_bytes = {
+            let mut b = vec![0u8; 4 + 16 * offered.len()];
+            let mut w = Writer::new(&mut b);
+            rpcrdma_codec::chunk::ChunkWriter::counted_segments(&mut w, &offered).map_err(|_| ())?;
+            b
+        };
+        let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes)).map_err(|_| ())?;
+        self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
+        let hl = HeaderBuilder::nomsg(xid, self.grant())
+            .write_list(&write_refs)
+            .reply_chunk(&echo)
+            .encode(&mut out)
+            .map_err(|_| ())?;
+        out.truncate(hl);
+        self.send(&out, invalidate)
+    }
+
+    /// RDMA-Writes `item` into `chunk`, recording the lengths written in `echo`.
+    fn rdma_write_item(
+        &mut self,
+        chunk: &WriteChunk<'_>,
+        item: &[u8],
+        echo: &mut [Segment],
+        deadline: Instant,
+        faults: &Faults,
+    ) -> Result<(), ()> {
+        let Ok(places) = write_placements(chunk, item.len() as u64) else {
+            return Err(());
+        };
+        for p in places {
+            let from = p.item_offset as usize;
+            let data = &item[from..from + p.length as usize];
+            self.conn.rdma_write(p.segment.handle, p.segment.offset, data, deadline).map_err(|_| ())?;
+            echo[p.segment_index].length = if faults.write_chunk_length_padded {
+                p.length + pad4(p.length as usize) as u32
+            } else {
+                p.length
+            };
+        }
+        Ok(())
+    }
+
+    /// The R_key to invalidate with the reply (RFC 8797 4: only when both sides set R;
+    /// only a handle from this request's chunks).
+    fn invalidate_key(&self, chunks: &ChunkLists<'_>) -> Option<u32> {
+        if self.config.faults.invalidate_foreign_key {
+            return Some(0x0bad_0bad);
+        }
+        if !self.may_invalidate && !self.config.faults.invalidate_without_r {
+            return None;
+        }
+        chunks
+            .writes
+            .chunks()
+            .flat_map(|c| c.segments())
+            .chain(chunks.reply.iter().flat_map(|c| c.segments()))
+            .chain(chunks.reads.segments().map(|s| s.target))
+            .map(|s| s.handle)
+            .next()
+    }
+}

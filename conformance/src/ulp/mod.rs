@@ -1,0 +1,91 @@
+//! Upper layers served by the reference responder: a small NFSv3 server ([`Nfs3Server`]) over
+//! an in-memory tree ([`tree`]), and [`NullServer`], which answers only NULL.
+//!
+//! An upper layer sees unreduced argument bytes and returns its results split around the one
+//! DDP-eligible item (RFC 8267 4), so the RPC layer can move that item through a Write chunk:
+//! the item's length word stays in the payload stream, only its data moves, without the XDR
+//! pad (RFC 8166 3.4.4.1).
+
+pub mod nfs3;
+pub mod tree;
+
+pub use nfs3::Nfs3Server;
+pub use tree::Tree;
+
+use rpcrdma_codec::xdr::pad4;
+
+/// A procedure's outcome, as the RPC layer needs it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum UlpOutcome {
+    /// accept_stat SUCCESS (the NFS status may still be an error): the results, split around
+    /// the one DDP-eligible data item if the procedure has one.
+    Success(UlpResults),
+    ProgUnavail,
+    ProgMismatch {
+        low: u32,
+        high: u32,
+    },
+    ProcUnavail,
+    GarbageArgs,
+    SystemErr,
+}
+
+/// Procedure results, split around the DDP-eligible item.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct UlpResults {
+    /// Result bytes up to and including the DDP-eligible item's length word (all results when there is no such item).
+    pub head: Vec<u8>,
+    /// The DDP-eligible item's data bytes, without XDR pad (READ data, READLINK path), if any.
+    pub ddp: Option<Vec<u8>>,
+    /// Result bytes after the item in the unreduced stream (i.e. after its data and pad).
+    pub tail: Vec<u8>,
+}
+
+impl UlpResults {
+    /// Results with no DDP-eligible item.
+    pub fn plain(bytes: Vec<u8>) -> Self {
+        UlpResults {
+            head: bytes,
+            ddp: None,
+            tail: Vec::new(),
+        }
+    }
+
+    /// The unreduced results: head, item data, its XDR pad, tail.
+    pub fn inline(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(self.inline_len());
+        v.extend_from_slice(&self.head);
+        if let Some(d) = &self.ddp {
+            v.extend_from_slice(d);
+            v.resize(v.len() + pad4(d.len()), 0);
+        }
+        v.extend_from_slice(&self.tail);
+        v
+    }
+
+    /// Length of [`UlpResults::inline`].
+    pub fn inline_len(&self) -> usize {
+        let ddp = self.ddp.as_ref().map_or(0, |d| d.len() + pad4(d.len()));
+        self.head.len() + ddp + self.tail.len()
+    }
+}
+
+/// An RPC program served over the responder.
+pub trait UpperLayer: Send {
+    /// Handles one call: program, version, procedure and the unreduced argument bytes (read chunks already reinserted).
+    fn call(&mut self, prog: u32, vers: u32, proc_: u32, args: &[u8]) -> UlpOutcome;
+}
+
+/// Answers procedure 0 (NULL) of any program and version with empty results; any other
+/// procedure is PROC_UNAVAIL.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NullServer;
+
+impl UpperLayer for NullServer {
+    fn call(&mut self, _prog: u32, _vers: u32, proc_: u32, _args: &[u8]) -> UlpOutcome {
+        match proc_ {
+            0 => UlpOutcome::Success(UlpResults::default()),
+            _ => UlpOutcome::ProcUnavail,
+        }
+    }
+}

@@ -1,0 +1,699 @@
+//! The reference NFSv3 server, driven with hand-encoded arguments; results are decoded word
+//! by word following RFC 1813's XDR, and expected values come from the tree's documented
+//! layout and contents.
+
+use rpcrdma_conformance::ulp::tree::{
+    self, content_byte, dir_entry_name, longlink_target, ROOT_HANDLE,
+};
+use rpcrdma_conformance::ulp::{Nfs3Server, NullServer, UlpOutcome, UlpResults, UpperLayer};
+
+const NFS: u32 = 100003;
+const GETATTR: u32 = 1;
+const LOOKUP: u32 = 3;
+const READLINK: u32 = 5;
+const READ: u32 = 6;
+const WRITE: u32 = 7;
+const READDIR: u32 = 16;
+
+// ---- argument encoding (RFC 1813 XDR, by hand) ----
+
+#[derive(Default)]
+struct Args(Vec<u8>);
+
+impl Args {
+    fn u32(mut self, v: u32) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn u64(mut self, v: u64) -> Self {
+        self.0.extend_from_slice(&v.to_be_bytes());
+        self
+    }
+    fn opaque(mut self, d: &[u8]) -> Self {
+        self = self.u32(d.len() as u32);
+        self.0.extend_from_slice(d);
+        while self.0.len() & 3 != 0 {
+            self.0.push(0);
+        }
+        self
+    }
+    fn fixed(mut self, d: &[u8]) -> Self {
+        self.0.extend_from_slice(d);
+        self
+    }
+}
+
+// ---- result decoding ----
+
+struct Dec<'a> {
+    b: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Dec<'a> {
+    fn new(b: &'a [u8]) -> Self {
+        Dec { b, at: 0 }
+    }
+    fn u32(&mut self) -> u32 {
+        let v = u32::from_be_bytes(self.b[self.at..self.at + 4].try_into().unwrap());
+        self.at += 4;
+        v
+    }
+    fn u64(&mut self) -> u64 {
+        ((self.u32() as u64) << 32) | self.u32() as u64
+    }
+    fn bytes(&mut self, n: usize) -> &'a [u8] {
+        let s = &self.b[self.at..self.at + n];
+        self.at += n;
+        s
+    }
+    fn opaque(&mut self) -> &'a [u8] {
+        let n = self.u32() as usize;
+        let d = self.bytes(n);
+        let pad = (4 - n % 4) % 4;
+        assert!(
+            self.bytes(pad).iter().all(|&b| b == 0),
+            "XDR pad must be zero"
+        );
+        d
+    }
+    fn done(&self) {
+        assert_eq!(self.at, self.b.len(), "trailing result bytes");
+    }
+}
+
+/// fattr3 fields we check.
+#[derive(Debug)]
+struct Attr {
+    ftype: u32,
+    mode: u32,
+    nlink: u32,
+    uid: u32,
+    gid: u32,
+    size: u64,
+    used: u64,
+    fsid: u64,
+    fileid: u64,
+}
+
+/// fattr3: type, mode, nlink, uid, gid, size, used, rdev (2 words), fsid, fileid, 3 nfstime3.
+fn fattr(d: &mut Dec<'_>) -> Attr {
+    let (ftype, mode, nlink, uid, gid) = (d.u32(), d.u32(), d.u32(), d.u32(), d.u32());
+    let (size, used) = (d.u64(), d.u64());
+    assert_eq!((d.u32(), d.u32()), (0, 0), "rdev");
+    let (fsid, fileid) = (d.u64(), d.u64());
+    for _ in 0..3 {
+        let (_s, ns) = (d.u32(), d.u32());
+        assert!(ns < 1_000_000_000);
+    }
+    Attr {
+        ftype,
+        mode,
+        nlink,
+        uid,
+        gid,
+        size,
+        used,
+        fsid,
+        fileid,
+    }
+}
+
+fn post_op(d: &mut Dec<'_>) -> Option<Attr> {
+    match d.u32() {
+        0 => None,
+        1 => Some(fattr(d)),
+        v => panic!("attributes_follow = {v}"),
+    }
+}
+
+fn success(o: UlpOutcome) -> UlpResults {
+    match o {
+        UlpOutcome::Success(r) => r,
+        other => panic!("expected SUCCESS, got {other:?}"),
+    }
+}
+
+fn call(s: &mut Nfs3Server, proc_: u32, args: Args) -> UlpResults {
+    success(s.call(NFS, 3, proc_, &args.0))
+}
+
+fn lookup(s: &mut Nfs3Server, dir: &[u8], name: &str) -> (u32, Option<Vec<u8>>, Option<Attr>) {
+    let r = call(
+        s,
+        LOOKUP,
+        Args::default().opaque(dir).opaque(name.as_bytes()),
+    );
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    let status = d.u32();
+    if status != 0 {
+        post_op(&mut d);
+        d.done();
+        return (status, None, None);
+    }
+    let fh = d.opaque().to_vec();
+    let obj = post_op(&mut d).expect("obj_attributes");
+    let dir_attr = post_op(&mut d).expect("dir_attributes");
+    assert_eq!(dir_attr.ftype, 2);
+    d.done();
+    (status, Some(fh), Some(obj))
+}
+
+fn fh_of(s: &mut Nfs3Server, name: &str) -> Vec<u8> {
+    let (st, fh, _) = lookup(s, &ROOT_HANDLE, name);
+    assert_eq!(st, 0, "LOOKUP {name}");
+    fh.unwrap()
+}
+
+#[derive(Debug)]
+struct ReadOk {
+    count: u32,
+    eof: bool,
+    data: Vec<u8>,
+    results: UlpResults,
+}
+
+fn read(s: &mut Nfs3Server, fh: &[u8], offset: u64, count: u32) -> Result<ReadOk, u32> {
+    let r = call(s, READ, Args::default().opaque(fh).u64(offset).u32(count));
+    let mut d = Dec::new(&r.head);
+    let status = d.u32();
+    if status != 0 {
+        post_op(&mut d);
+        d.done();
+        assert!(r.ddp.is_none());
+        return Err(status);
+    }
+    // READ3resok: file_attributes, count, eof, data<> whose length word ends the head.
+    post_op(&mut d).expect("file_attributes");
+    let count = d.u32();
+    let eof = match d.u32() {
+        0 => false,
+        1 => true,
+        v => panic!("eof = {v}"),
+    };
+    let len = d.u32();
+    d.done();
+    let data = r.ddp.clone().expect("READ data is the DDP item");
+    assert_eq!(len as usize, data.len());
+    assert_eq!(count, len);
+    assert!(r.tail.is_empty());
+    // The unreduced stream decodes the same.
+    let whole = r.inline();
+    let mut w = Dec::new(&whole);
+    w.u32();
+    post_op(&mut w);
+    w.u32();
+    w.u32();
+    assert_eq!(w.opaque(), &data[..]);
+    w.done();
+    Ok(ReadOk {
+        count,
+        eof,
+        data,
+        results: r,
+    })
+}
+
+fn expected(len: usize) -> Vec<u8> {
+    (0..len).map(|i| ((i * 7 + len) % 251) as u8).collect()
+}
+
+#[test]
+fn documented_contents_formula() {
+    assert_eq!(tree::initial_contents(5), expected(5));
+    assert_eq!(
+        content_byte(70000, 69999),
+        ((69999 * 7 + 70000) % 251) as u8
+    );
+    assert_eq!(longlink_target().len(), 1500);
+}
+
+#[test]
+fn null_procedure() {
+    let mut s = Nfs3Server::new();
+    let r = success(s.call(NFS, 3, 0, &[]));
+    assert_eq!(r, UlpResults::default());
+    assert_eq!(r.inline_len(), 0);
+    let mut n = NullServer;
+    assert_eq!(
+        n.call(100005, 1, 0, &[]),
+        UlpOutcome::Success(UlpResults::default())
+    );
+    assert_eq!(n.call(NFS, 3, 1, &[]), UlpOutcome::ProcUnavail);
+}
+
+#[test]
+fn getattr_root() {
+    let mut s = Nfs3Server::new();
+    let r = call(&mut s, GETATTR, Args::default().opaque(&ROOT_HANDLE));
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    assert_eq!(d.u32(), 0);
+    let a = fattr(&mut d);
+    d.done();
+    assert_eq!(r.head.len(), 4 + 84);
+    assert_eq!(a.ftype, 2, "NF3DIR");
+    assert_eq!(a.mode & 0o777, 0o755);
+    assert!(a.nlink >= 2);
+    assert_eq!((a.uid, a.gid, a.fsid), (0, 0, 1));
+    assert_eq!(a.fileid, 1);
+}
+
+#[test]
+fn lookup_each_file() {
+    let mut s = Nfs3Server::new();
+    for (name, size) in [
+        ("empty", 0u64),
+        ("one", 1),
+        ("five", 5),
+        ("page-minus-1", 4095),
+        ("page-plus-1", 4097),
+        ("big", 70000),
+        ("scratch", 0),
+    ] {
+        let (st, fh, a) = lookup(&mut s, &ROOT_HANDLE, name);
+        assert_eq!(st, 0, "{name}");
+        let fh = fh.unwrap();
+        assert!(
+            (8..=16).contains(&fh.len()),
+            "{name}: handle of {} bytes",
+            fh.len()
+        );
+        let a = a.unwrap();
+        assert_eq!(a.ftype, 1, "{name}: NF3REG");
+        assert_eq!(a.size, size, "{name}");
+        assert!(a.used >= size);
+        assert_eq!(a.nlink, 1);
+        // GETATTR through the returned handle agrees.
+        let r = call(&mut s, GETATTR, Args::default().opaque(&fh));
+        let mut d = Dec::new(&r.head);
+        assert_eq!(d.u32(), 0);
+        let g = fattr(&mut d);
+        assert_eq!((g.size, g.fileid), (size, a.fileid));
+        // Deterministic: a second server hands out the same handle.
+        assert_eq!(
+            Nfs3Server::new().tree().lock().unwrap().handle_of(name),
+            Some(fh)
+        );
+    }
+    let (_, _, dir) = lookup(&mut s, &ROOT_HANDLE, "dir");
+    assert_eq!(dir.unwrap().ftype, 2);
+    let (_, _, link) = lookup(&mut s, &ROOT_HANDLE, "link");
+    let link = link.unwrap();
+    assert_eq!((link.ftype, link.size), (5, 4));
+    assert_eq!(
+        lookup(&mut s, &ROOT_HANDLE, "missing").0,
+        2,
+        "NFS3ERR_NOENT"
+    );
+    let five = fh_of(&mut s, "five");
+    assert_eq!(lookup(&mut s, &five, "x").0, 20, "NFS3ERR_NOTDIR");
+}
+
+#[test]
+fn read_five() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "five");
+    let r = read(&mut s, &fh, 0, 1024).unwrap();
+    assert_eq!(r.count, 5);
+    assert!(r.eof);
+    assert_eq!(r.data, expected(5));
+    let res = &r.results;
+    // head: status, post_op_attr (4 + 84), count, eof, then the data's length word 5.
+    assert_eq!(res.head.len(), 4 + 4 + 84 + 4 + 4 + 4);
+    assert_eq!(&res.head[res.head.len() - 4..], &[0, 0, 0, 5]);
+    assert_eq!(res.ddp.as_deref(), Some(&expected(5)[..]));
+    assert!(res.tail.is_empty());
+    let inline = res.inline();
+    assert_eq!(inline.len(), res.head.len() + 8);
+    assert_eq!(res.inline_len(), inline.len());
+    assert_eq!(
+        &inline[res.head.len()..],
+        &[expected(5), vec![0, 0, 0]].concat()[..]
+    );
+}
+
+#[test]
+fn read_small_files_and_short_counts() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "empty");
+    let r = read(&mut s, &fh, 0, 100).unwrap();
+    assert_eq!((r.count, r.eof), (0, true));
+    assert_eq!(r.results.ddp, Some(Vec::new()));
+    let fh = fh_of(&mut s, "page-plus-1");
+    let r = read(&mut s, &fh, 0, 4096).unwrap();
+    assert_eq!((r.count, r.eof), (4096, false));
+    assert_eq!(r.data, expected(4097)[..4096]);
+    let r = read(&mut s, &fh, 4096, 4096).unwrap();
+    assert_eq!((r.count, r.eof), (1, true));
+    assert_eq!(r.data, [content_byte(4097, 4096)]);
+    assert_eq!(r.results.inline_len(), r.results.head.len() + 4);
+    let fh = fh_of(&mut s, "page-minus-1");
+    let r = read(&mut s, &fh, 0, 4095).unwrap();
+    assert_eq!(
+        (r.count, r.eof),
+        (4095, true),
+        "a read ending exactly at EOF sets eof"
+    );
+}
+
+#[test]
+fn read_past_eof() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "five");
+    for offset in [5u64, 6, 1 << 40, u64::MAX] {
+        let r = read(&mut s, &fh, offset, 10).unwrap();
+        assert_eq!((r.count, r.eof), (0, true), "offset {offset}");
+        assert!(r.data.is_empty());
+    }
+}
+
+#[test]
+fn read_big_in_three_pieces() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "big");
+    let mut got = Vec::new();
+    let pieces = [
+        (0u64, 32768u32, false),
+        (32768, 32768, false),
+        (65536, 32768, true),
+    ];
+    for (off, count, eof) in pieces {
+        let r = read(&mut s, &fh, off, count).unwrap();
+        assert_eq!(r.eof, eof, "piece at {off}");
+        got.extend_from_slice(&r.data);
+    }
+    assert_eq!(got.len(), 70000);
+    assert_eq!(got, expected(70000));
+}
+
+#[test]
+fn write_then_read_back() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "page-minus-1");
+    let data: Vec<u8> = (0..10u8).map(|i| 0xa0 + i).collect();
+    // WRITE3args: file, offset, count, stable (UNSTABLE), data<>.
+    let r = call(
+        &mut s,
+        WRITE,
+        Args::default()
+            .opaque(&fh)
+            .u64(4090)
+            .u32(10)
+            .u32(0)
+            .opaque(&data),
+    );
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    assert_eq!(d.u32(), 0);
+    // wcc_data: pre_op_attr (size, mtime, ctime), post_op_attr.
+    assert_eq!(d.u32(), 1);
+    assert_eq!(d.u64(), 4095, "size before");
+    d.bytes(16);
+    let after = post_op(&mut d).expect("after");
+    assert_eq!(after.size, 4100);
+    assert_eq!(d.u32(), 10, "count");
+    assert_eq!(d.u32(), 2, "committed FILE_SYNC");
+    let verf = d.bytes(8).to_vec();
+    d.done();
+    let r = read(&mut s, &fh, 4085, 100).unwrap();
+    assert!(r.eof);
+    let mut want = expected(4095)[4085..4090].to_vec();
+    want.extend_from_slice(&data);
+    assert_eq!(r.data, want);
+    // Same verifier on the next write.
+    let r = call(
+        &mut s,
+        WRITE,
+        Args::default()
+            .opaque(&fh)
+            .u64(0)
+            .u32(1)
+            .u32(2)
+            .opaque(&[7]),
+    );
+    assert_eq!(&r.head[r.head.len() - 8..], &verf[..]);
+    assert_eq!(read(&mut s, &fh, 0, 1).unwrap().data, [7]);
+    // WRITE to a directory: NFS3ERR_ISDIR with wcc_data.
+    let dir = fh_of(&mut s, "dir");
+    let r = call(
+        &mut s,
+        WRITE,
+        Args::default()
+            .opaque(&dir)
+            .u64(0)
+            .u32(1)
+            .u32(2)
+            .opaque(&[7]),
+    );
+    assert_eq!(Dec::new(&r.head).u32(), 21);
+    // An unknown stable_how does not decode.
+    let o = s.call(
+        NFS,
+        3,
+        WRITE,
+        &Args::default()
+            .opaque(&fh)
+            .u64(0)
+            .u32(1)
+            .u32(3)
+            .opaque(&[7])
+            .0,
+    );
+    assert_eq!(o, UlpOutcome::GarbageArgs);
+}
+
+/// Names, cookies, cookieverf, eof and READDIR3resok length of one READDIR reply.
+type Listing = (Vec<String>, Vec<u64>, Vec<u8>, bool, usize);
+
+/// READDIR3args: dir, cookie, cookieverf, count.
+fn readdir(
+    s: &mut Nfs3Server,
+    fh: &[u8],
+    cookie: u64,
+    verf: &[u8],
+    count: u32,
+) -> Result<Listing, u32> {
+    let r = call(
+        s,
+        READDIR,
+        Args::default()
+            .opaque(fh)
+            .u64(cookie)
+            .fixed(verf)
+            .u32(count),
+    );
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    let status = d.u32();
+    if status != 0 {
+        post_op(&mut d);
+        d.done();
+        return Err(status);
+    }
+    assert_eq!(post_op(&mut d).expect("dir_attributes").ftype, 2);
+    let verf = d.bytes(8).to_vec();
+    let (mut names, mut cookies) = (Vec::new(), Vec::new());
+    // dirlist3: entry3 *entries (an XDR optional-data list), bool eof.
+    while d.u32() == 1 {
+        let _fileid = d.u64();
+        names.push(String::from_utf8(d.opaque().to_vec()).unwrap());
+        cookies.push(d.u64());
+    }
+    let eof = d.u32() == 1;
+    d.done();
+    Ok((names, cookies, verf, eof, r.head.len() - 4))
+}
+
+#[test]
+fn readdir_with_cookie_continuation() {
+    let mut s = Nfs3Server::new();
+    let dir = fh_of(&mut s, "dir");
+    let want: Vec<String> = (0..20).map(dir_entry_name).collect();
+
+    // One large request: all 20 entries, more than 1 KiB.
+    let (names, _, _, eof, len) = readdir(&mut s, &dir, 0, &[0; 8], 8192).unwrap();
+    assert_eq!(names, want);
+    assert!(eof);
+    assert!(len > 1024, "READDIR of dir is {len} bytes");
+
+    // 512-byte pieces, each continuing at the last cookie.
+    let (mut cookie, mut verf) = (0u64, vec![0u8; 8]);
+    let mut got = Vec::new();
+    let mut rounds = 0;
+    loop {
+        let (names, cookies, v, eof, len) = readdir(&mut s, &dir, cookie, &verf, 512).unwrap();
+        assert!(len <= 512, "READDIR3resok of {len} bytes exceeds count");
+        assert!(!names.is_empty());
+        got.extend(names);
+        cookie = *cookies.last().unwrap();
+        verf = v;
+        rounds += 1;
+        if eof {
+            break;
+        }
+        assert!(rounds < 20);
+    }
+    assert!(rounds > 1);
+    assert_eq!(got, want);
+
+    // Root listing contains the files.
+    let (names, _, _, eof, _) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 4096).unwrap();
+    assert!(eof);
+    for n in [
+        "empty",
+        "one",
+        "five",
+        "page-minus-1",
+        "page-plus-1",
+        "big",
+        "scratch",
+        "dir",
+        "link",
+        "longlink",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n}");
+    }
+    // A count too small for any entry: NFS3ERR_TOOSMALL (10005); READDIR of a file: NOTDIR.
+    assert_eq!(readdir(&mut s, &dir, 0, &[0; 8], 100).unwrap_err(), 10005);
+    let five = fh_of(&mut s, "five");
+    assert_eq!(readdir(&mut s, &five, 0, &[0; 8], 4096).unwrap_err(), 20);
+}
+
+fn readlink(s: &mut Nfs3Server, fh: &[u8]) -> Result<UlpResults, u32> {
+    let r = call(s, READLINK, Args::default().opaque(fh));
+    let mut d = Dec::new(&r.head);
+    let status = d.u32();
+    if status != 0 {
+        post_op(&mut d);
+        d.done();
+        return Err(status);
+    }
+    // READLINK3resok: symlink_attributes, nfspath3 data; the head ends with its length word.
+    assert_eq!(post_op(&mut d).expect("symlink_attributes").ftype, 5);
+    let len = d.u32() as usize;
+    d.done();
+    assert_eq!(r.ddp.as_ref().map(|p| p.len()), Some(len));
+    assert!(r.tail.is_empty());
+    Ok(r)
+}
+
+#[test]
+fn readlink_link_and_longlink() {
+    let mut s = Nfs3Server::new();
+    let fh = fh_of(&mut s, "link");
+    let r = readlink(&mut s, &fh).unwrap();
+    assert_eq!(r.ddp.as_deref(), Some(&b"five"[..]));
+    assert_eq!(&r.head[r.head.len() - 4..], &[0, 0, 0, 4]);
+    assert_eq!(r.inline_len(), r.head.len() + 4);
+
+    let fh = fh_of(&mut s, "longlink");
+    let r = readlink(&mut s, &fh).unwrap();
+    let path = r.ddp.clone().unwrap();
+    assert_eq!(path.len(), 1500);
+    // Documented target: "abcdefghijklmno/" repeated.
+    let want: Vec<u8> = b"abcdefghijklmno/"
+        .iter()
+        .copied()
+        .cycle()
+        .take(1500)
+        .collect();
+    assert_eq!(path, want);
+    assert_eq!(r.inline_len(), r.head.len() + 1500);
+
+    // READLINK of a regular file: NFS3ERR_INVAL.
+    let five = fh_of(&mut s, "five");
+    assert_eq!(readlink(&mut s, &five).unwrap_err(), 22);
+}
+
+#[test]
+fn rpc_level_errors() {
+    let mut s = Nfs3Server::new();
+    assert_eq!(
+        s.call(NFS, 3, 2, &Args::default().opaque(&ROOT_HANDLE).0),
+        UlpOutcome::ProcUnavail,
+        "SETATTR"
+    );
+    assert_eq!(s.call(NFS, 3, 22, &[]), UlpOutcome::ProcUnavail);
+    assert_eq!(
+        s.call(NFS, 2, 0, &[]),
+        UlpOutcome::ProgMismatch { low: 3, high: 3 }
+    );
+    assert_eq!(
+        s.call(NFS, 4, 1, &[]),
+        UlpOutcome::ProgMismatch { low: 3, high: 3 }
+    );
+    assert_eq!(s.call(100005, 3, 0, &[]), UlpOutcome::ProgUnavail);
+    // Garbage: truncated handle, handle over NFS3_FHSIZE (64), READ missing its count.
+    assert_eq!(
+        s.call(NFS, 3, GETATTR, &[0, 0, 0, 8, 1, 0]),
+        UlpOutcome::GarbageArgs
+    );
+    assert_eq!(
+        s.call(NFS, 3, GETATTR, &Args::default().opaque(&[0; 65]).0),
+        UlpOutcome::GarbageArgs
+    );
+    assert_eq!(
+        s.call(NFS, 3, READ, &Args::default().opaque(&ROOT_HANDLE).u64(0).0),
+        UlpOutcome::GarbageArgs
+    );
+    assert_eq!(
+        s.call(
+            NFS,
+            3,
+            LOOKUP,
+            &Args::default().opaque(&ROOT_HANDLE).u32(1000).0
+        ),
+        UlpOutcome::GarbageArgs
+    );
+}
+
+#[test]
+fn stale_and_bad_handles() {
+    let mut s = Nfs3Server::new();
+    let getattr = |s: &mut Nfs3Server, fh: &[u8]| {
+        let r = call(s, GETATTR, Args::default().opaque(fh));
+        let mut d = Dec::new(&r.head);
+        let st = d.u32();
+        d.done();
+        st
+    };
+    // A well-formed handle that names nothing: NFS3ERR_STALE (70).
+    let mut fh = fh_of(&mut s, "five");
+    fh[8] ^= 0x80;
+    assert_eq!(getattr(&mut s, &fh), 70);
+    assert_eq!(getattr(&mut s, &[9, 9, 9, 9, 9, 9, 9, 9]), 70);
+    // Lengths no handle has: NFS3ERR_BADHANDLE (10001).
+    assert_eq!(getattr(&mut s, &[]), 10001);
+    assert_eq!(getattr(&mut s, &[1, 0, 1]), 10001);
+    // READ through a stale handle: status, post_op_attr absent.
+    assert_eq!(read(&mut s, &fh, 0, 1).unwrap_err(), 70);
+    assert_eq!(readdir(&mut s, &fh, 0, &[0; 8], 4096).unwrap_err(), 70);
+    let (st, _, _) = lookup(&mut s, &fh, "five");
+    assert_eq!(st, 70);
+}
+
+#[test]
+fn servers_share_a_tree() {
+    let a = Nfs3Server::new();
+    let mut b = Nfs3Server::shared(a.tree());
+    let mut a = a;
+    let fh = fh_of(&mut a, "one");
+    call(
+        &mut a,
+        WRITE,
+        Args::default()
+            .opaque(&fh)
+            .u64(0)
+            .u32(2)
+            .u32(2)
+            .opaque(&[1, 2]),
+    );
+    assert_eq!(read(&mut b, &fh, 0, 10).unwrap().data, [1, 2]);
+    // A fresh server starts from the documented contents.
+    assert_eq!(
+        read(&mut Nfs3Server::new(), &fh, 0, 10).unwrap().data,
+        expected(1)
+    );
+}

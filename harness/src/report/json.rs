@@ -1,0 +1,63 @@
+//! The JSON report (schema `rpcrdma-harness/report/v1`, documented in docs/report-schema.md).
+
+use serde_json::{json, Value};
+
+use rpcrdma_conformance::engine::ctx::Direction;
+
+use super::Run;
+
+pub const SCHEMA: &str = "rpcrdma-harness/report/v1";
+
+pub fn render(run: &Run<'_>) -> Value {
+    let t = run.totals();
+    let checks: Vec<Value> = run
+        .results
+        .iter()
+        .zip(run.judged)
+        .map(|(r, j)| {
+            let transcript: Vec<Value> = r
+                .transcript
+                .iter()
+                .map(|e| {
+                    json!({
+                        "direction": match e.direction {
+                            Direction::Sent => "sent",
+                            Direction::Received => "received",
+                            Direction::Event => "event",
+                        },
+                        "at_us": e.at.as_micros() as u64,
+                        "summary": e.summary,
+                        "hex": e.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                    })
+                })
+                .collect();
+            json!({
+                "id": r.id,
+                "section": r.id.rsplit_once('/').map_or(r.id, |(s, _)| s),
+                "key_word": r.key_word.as_str(),
+                "requirement": r.requirement,
+                "status": j.status.name(),
+                "outcome": r.outcome.name(),
+                "expected": r.expected,
+                "actual": r.actual,
+                "divergence_reason": j.reason,
+                "connection_survived": r.connection_survived,
+                "duration_ms": r.duration.as_secs_f64() * 1000.0,
+                "transcript": transcript,
+            })
+        })
+        .collect();
+    json!({
+        "schema": SCHEMA,
+        "tool": { "name": "rpcrdma-harness", "version": env!("CARGO_PKG_VERSION") },
+        "peer": run.peer,
+        "transport": run.transport,
+        "strict": run.strict,
+        "expectations": run.expectations,
+        "interrupted": run.interrupted,
+        "started_unix": run.started_unix,
+        "duration_ms": run.duration.as_secs_f64() * 1000.0,
+        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "total": run.results.len() },
+        "checks": checks,
+    })
+}

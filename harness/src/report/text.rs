@@ -1,0 +1,68 @@
+//! The human report: one line per check (✔ ×), and for each failure the requirement,
+//! Expected and Actual, the decoded conversation and a hex dump.
+
+use std::fmt::Write;
+
+use rpcrdma_conformance::engine::ctx::Direction;
+use rpcrdma_conformance::engine::CheckResult;
+use rpcrdma_conformance::expectations::{Judged, Status};
+
+/// The mark and word for a status.
+pub fn mark(status: Status) -> (&'static str, &'static str) {
+    match status {
+        Status::Pass => ("✔", "pass"),
+        Status::PassLax => ("✔", "pass-lax"),
+        Status::ExpectedDivergence => ("✔", "expected divergence"),
+        Status::Fail => ("×", "FAIL"),
+        Status::UnexpectedPass => ("×", "UNEXPECTED PASS"),
+        Status::Unsupported => ("-", "unsupported"),
+        Status::Skipped => ("-", "skipped"),
+    }
+}
+
+/// One line for a finished check.
+pub fn line(r: &CheckResult, j: &Judged) -> String {
+    let (m, word) = mark(j.status);
+    let mut s = format!("{m} {} ({word}", r.id);
+    if let Some(alive) = r.connection_survived {
+        let _ = write!(s, ", connection {}", if alive { "survived" } else { "closed" });
+    }
+    s.push(')');
+    s
+}
+
+/// A classic hex dump, 16 bytes a line.
+pub fn hex_dump(bytes: &[u8], indent: &str) -> String {
+    let mut s = String::new();
+    for (i, chunk) in bytes.chunks(16).enumerate() {
+        let words: Vec<String> = chunk.chunks(4).map(|w| w.iter().map(|b| format!("{b:02x}")).collect()).collect();
+        let _ = writeln!(s, "{indent}{:04x}  {}", i * 16, words.join(" "));
+    }
+    s
+}
+
+/// The details of a check that did not pass.
+pub fn details(r: &CheckResult, j: &Judged) -> String {
+    let mut s = String::new();
+    let _ = writeln!(s, "  -> {} [{}]", r.requirement, r.key_word.as_str());
+    let _ = writeln!(s, "     Expected: {}", r.expected);
+    let _ = writeln!(s, "     Actual:   {}", r.actual);
+    if let Some(reason) = &j.reason {
+        let _ = writeln!(s, "     Profile:  {reason}");
+    }
+    for e in &r.transcript {
+        let arrow = match e.direction {
+            Direction::Sent => "->",
+            Direction::Received => "<-",
+            Direction::Event => "..",
+        };
+        let _ = writeln!(s, "     {:>8.3} ms {arrow} {}", e.at.as_secs_f64() * 1000.0, e.summary);
+        if !e.bytes.is_empty() {
+            s.push_str(&hex_dump(&e.bytes[..e.bytes.len().min(256)], "                 "));
+            if e.bytes.len() > 256 {
+                let _ = writeln!(s, "                 ... {} bytes in all", e.bytes.len());
+            }
+        }
+    }
+    s
+}
