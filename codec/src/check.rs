@@ -25,6 +25,8 @@ pub enum KeyWord {
     Should,
     ShouldNot,
     May,
+    /// RFC 2119 5: the same meaning as MAY.
+    Optional,
 }
 
 impl KeyWord {
@@ -35,6 +37,7 @@ impl KeyWord {
             KeyWord::Should => "SHOULD",
             KeyWord::ShouldNot => "SHOULD NOT",
             KeyWord::May => "MAY",
+            KeyWord::Optional => "OPTIONAL",
         }
     }
 }

@@ -194,10 +194,7 @@ mod tests {
     use super::*;
 
     fn profile(threshold: MsgpThreshold, origin: MsgpAlignOrigin) -> Profile {
-        let mut p = Profile::default();
-        p.msgp_threshold = threshold;
-        p.msgp_align_origin = origin;
-        p
+        Profile { msgp_threshold: threshold, msgp_align_origin: origin, ..Profile::default() }
     }
 
     const AT: MsgpThreshold = MsgpThreshold::AtOrAbove;

@@ -391,9 +391,7 @@ mod tests {
     const EXAMPLE: [u8; 8] = [0xf6, 0xab, 0x0e, 0x18, 0x01, 0x01, 0x03, 0x03];
 
     fn pd_offset_zero() -> Profile {
-        let mut p = Profile::default();
-        p.private_data_locate = PrivateDataLocate::OffsetZero;
-        p
+        Profile { private_data_locate: PrivateDataLocate::OffsetZero, ..Profile::default() }
     }
 
     #[test]

@@ -14,7 +14,6 @@ use rpcrdma_conformance::expectations::{judge, Expectations};
 use rpcrdma_conformance::responder::{Config, Faults, Responder};
 use rpcrdma_conformance::transport::emulated::EmulatedConnector;
 use rpcrdma_conformance::transport::Connector;
-use rpcrdma_conformance::ulp::{Nfs3Server, UpperLayer};
 
 use crate::report::{self, Run};
 
@@ -82,8 +81,7 @@ pub fn select(select: &[String], exclude: &[String]) -> Result<Vec<&'static Chec
 }
 
 fn embedded(faults: Faults) -> EmulatedConnector<Responder> {
-    let ulp = Arc::new(|| Box::new(Nfs3Server::new()) as Box<dyn UpperLayer>);
-    EmulatedConnector::new(Responder::new(Config { faults, ..Config::default() }, ulp))
+    EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
 }
 
 pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {

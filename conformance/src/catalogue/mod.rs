@@ -1,6 +1,7 @@
 //! The catalogue: every check, with its stable ID from the spec section it tests, the
 //! requirement quoted with its key word, the acceptable outcomes and a one-line rationale.
 
+pub mod ccp;
 pub mod read_chunks;
 pub mod reply_chunk;
 pub mod write_chunks;
@@ -25,6 +26,7 @@ pub fn all() -> Vec<&'static Check> {
     v.extend(write_chunks::CHECKS.iter());
     v.extend(reply_chunk::CHECKS.iter());
     v.extend(private_data::CHECKS.iter());
+    v.extend(ccp::CHECKS.iter());
     v
 }
 

@@ -51,6 +51,8 @@ pub struct Faults {
     pub assume_large_peer_receive: bool,
     /// Append four bytes to every ERR_CHUNK.
     pub err_chunk_trailing: bool,
+    /// Answer CONF_RDMA with SUCCESS but no config_rdma_reply.
+    pub ccp_empty_reply: bool,
 }
 
 impl Faults {
@@ -79,6 +81,7 @@ impl Faults {
         "echo-reply-chunk-lengths",
         "assume-large-peer-receive",
         "err-chunk-trailing",
+        "ccp-empty-reply",
     ];
 
     /// Turns one switch on by name; false for an unknown name.
@@ -107,6 +110,7 @@ impl Faults {
             "echo-reply-chunk-lengths" => &mut self.echo_reply_chunk_lengths,
             "assume-large-peer-receive" => &mut self.assume_large_peer_receive,
             "err-chunk-trailing" => &mut self.err_chunk_trailing,
+            "ccp-empty-reply" => &mut self.ccp_empty_reply,
             _ => return false,
         };
         *f = true;

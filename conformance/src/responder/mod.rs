@@ -4,6 +4,7 @@
 //! misbehaves on purpose so tests can prove each check notices.
 
 pub mod faults;
+pub mod v2;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -36,6 +37,9 @@ pub struct Config {
     pub remote_invalidation: bool,
     /// How long the serving loop waits on an idle connection before checking for shutdown.
     pub idle_poll: Duration,
+    /// Serve RPC-over-RDMA Version Two (draft-cel-nfsv4-rpcrdma-version-two-01 with xcharext
+    /// and rtrext) as well as Version One.
+    pub version_two: bool,
     pub faults: Faults,
 }
 
@@ -47,6 +51,7 @@ impl Default for Config {
             send_size: 4096,
             remote_invalidation: true,
             idle_poll: Duration::from_millis(200),
+            version_two: true,
             faults: Faults::default(),
         }
     }
@@ -73,6 +78,13 @@ impl std::fmt::Debug for Responder {
 impl Responder {
     pub fn new(config: Config, ulp: UlpFactory) -> Self {
         Responder { config, ulp, threads: Arc::default() }
+    }
+
+    /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
+    pub fn reference(config: Config) -> Self {
+        let ccp = crate::ulp::CcpServer { empty_reply: config.faults.ccp_empty_reply, ..Default::default() };
+        let ulp: UlpFactory = Arc::new(move || Box::new(crate::ulp::Programs::reference(ccp)) as Box<dyn UpperLayer>);
+        Self::new(config, ulp)
     }
 
     /// The private data we accept with.
@@ -124,10 +136,10 @@ impl Listener for Responder {
 }
 
 /// One connection's state.
-struct Session<'a> {
-    config: &'a Config,
-    conn: &'a mut dyn Connection,
-    ulp: Box<dyn UpperLayer>,
+pub(crate) struct Session<'a> {
+    pub(crate) config: &'a Config,
+    pub(crate) conn: &'a mut dyn Connection,
+    pub(crate) ulp: Box<dyn UpperLayer>,
     /// Inline threshold for our replies: min(our send size, the requester's receive size).
     reply_inline: usize,
     /// Both sides set R (RFC 8797 4): Send With Invalidate is allowed.
@@ -175,11 +187,11 @@ impl<'a> Session<'a> {
         }
     }
 
-    fn grant(&self) -> u32 {
+    pub(crate) fn grant(&self) -> u32 {
         if self.config.faults.zero_credit { 0 } else { self.config.credits }
     }
 
-    fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), ()> {
+    pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), ()> {
         let r = match invalidate {
             Some(h) => self.conn.send_with_invalidate(msg, h),
             None => self.conn.send(msg),
@@ -190,7 +202,8 @@ impl<'a> Session<'a> {
     fn send_err_vers(&mut self, f: &FixedFields) -> Result<(), ()> {
         let faults = &self.config.faults;
         let xid = if faults.err_vers_wrong_xid { f.xid ^ 1 } else { f.xid };
-        let (low, high) = if faults.err_vers_bad_range { (2, 1) } else { (1, 1) };
+        let high = if self.config.version_two { 2 } else { 1 };
+        let (low, high) = if faults.err_vers_bad_range { (high + 1, 1) } else { (1, high) };
         let mut buf = [0u8; 28];
         let n = HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode(&mut buf).expect("28 bytes");
         self.send(&buf[..n], None)
@@ -215,6 +228,9 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         let Ok(fixed) = FixedFields::decode(data) else { return Ok(()) };
+        if fixed.vers == rpcrdma_codec::v2::VERSION && self.config.version_two {
+            return v2::handle(self, data);
+        }
         if fixed.vers != 1 {
             // RFC 8166 4.5.1.
             return if self.config.faults.ignore_bad_version { Ok(()) } else { self.send_err_vers(&fixed) };

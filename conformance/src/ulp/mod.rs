@@ -6,9 +6,11 @@
 //! the item's length word stays in the payload stream, only its data moves, without the XDR
 //! pad (RFC 8166 3.4.4.1).
 
+pub mod ccp;
 pub mod nfs3;
 pub mod tree;
 
+pub use ccp::{CcpServer, Programs};
 pub use nfs3::Nfs3Server;
 pub use tree::Tree;
 
