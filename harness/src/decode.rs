@@ -13,10 +13,18 @@ use crate::{describe, input, text};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Kind {
-    /// An RPC-over-RDMA transport header and the RPC header after it.
+    /// An RPC-over-RDMA transport header (Version One or Two, by rdma_vers) and the RPC header after it.
     Header,
     /// An ONC RPC message alone (no transport header, no record marking).
     Rpc,
+    /// RDMA-CM private data (RFC 8797), as the CM delivered it (possibly zero-padded).
+    PrivateData,
+    /// A CCP CONF_RDMA call in an RDMA_MSG (RFC 5666 6).
+    CcpCall,
+    /// A CCP CONF_RDMA reply in an RDMA_MSG.
+    CcpReply,
+    /// An RDMA_MSGP message whose first argument or result is a padded opaque (RFC 5666 3.9).
+    MsgpPayload,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -110,11 +118,46 @@ pub fn describe_bytes(
     role: Option<Role>,
     profile: &Profile,
 ) -> Result<(&'static str, Value), DecodeError> {
+    let version_two = bytes.len() >= 8 && bytes[4..8] == rpcrdma_codec::v2::VERSION.to_be_bytes();
     match kind {
-        Kind::Header => {
+        Kind::Header if !version_two => {
             let m = Message::decode(bytes, profile)?;
             Ok(("RPC-over-RDMA Version One header", describe::v1_message(&m, role)))
         }
         Kind::Rpc => Ok(("ONC RPC message", describe::rpc_message(&RpcMessage::decode(bytes)?))),
+        Kind::Header => Ok(("RPC-over-RDMA Version Two header", facts(bytes, "header", role, profile)?)),
+        Kind::PrivateData => Ok(("RDMA-CM private data", facts(bytes, "private-data", None, profile)?)),
+        Kind::CcpCall => Ok(("CCP CONF_RDMA call", facts(bytes, "ccp-call", None, profile)?)),
+        Kind::CcpReply => Ok(("CCP CONF_RDMA reply", facts(bytes, "ccp-reply", None, profile)?)),
+        Kind::MsgpPayload => Ok(("RDMA_MSGP padded payload", facts(bytes, "msgp-payload", None, profile)?)),
     }
+}
+
+/// The decoding as the golden-vector summarizer states it: one field per fact, named with
+/// the drafts' XDR names, in wire order.
+fn facts(bytes: &[u8], kind: &str, role: Option<Role>, profile: &Profile) -> Result<Value, DecodeError> {
+    let v = rpcrdma_vectors::Vector {
+        name: "input".into(),
+        kind: kind.into(),
+        profile: Vec::new(),
+        role: role.map(|r| if r == Role::Call { "call".into() } else { "reply".into() }),
+        expect: rpcrdma_vectors::Expect::Ok,
+        fields: Vec::new(),
+        violations: None,
+        bytes: bytes.to_vec(),
+    };
+    let d = rpcrdma_vectors::summarize(&v, profile)?;
+    let mut o = serde_json::Map::new();
+    for (name, value) in d.facts {
+        let v = match value.parse::<u64>() {
+            Ok(n) => json!(n),
+            Err(_) if value == "true" || value == "false" => json!(value == "true"),
+            Err(_) => json!(value),
+        };
+        o.insert(name, v);
+    }
+    if let Some(vs) = d.violations {
+        o.insert("violations".into(), json!(vs));
+    }
+    Ok(Value::Object(o))
 }

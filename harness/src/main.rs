@@ -7,6 +7,7 @@ mod peer;
 mod report;
 mod run;
 mod text;
+mod vectors_cmd;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -34,8 +35,11 @@ enum Command {
         #[arg(short, long)]
         verbose: bool,
     },
-    /// Decode an RPC-over-RDMA transport header (and the RPC header after it) or an RPC message.
+    /// Decode a transport header (v1 or v2), an RPC message, CM private data, or a CCP message.
     Decode(decode::DecodeArgs),
+    /// Golden vectors.
+    #[command(subcommand)]
+    Vectors(vectors_cmd::VectorsCommand),
 }
 
 fn main() {
@@ -54,6 +58,7 @@ fn main() {
         }
         Command::List { select, verbose } => run::list(&select, verbose),
         Command::Decode(args) => decode::run(args),
+        Command::Vectors(cmd) => vectors_cmd::run(cmd),
     };
     std::process::exit(code);
 }

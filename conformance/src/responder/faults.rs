@@ -53,6 +53,34 @@ pub struct Faults {
     pub err_chunk_trailing: bool,
     /// Answer CONF_RDMA with SUCCESS but no config_rdma_reply.
     pub ccp_empty_reply: bool,
+    /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
+    pub v2_wrong_direction: bool,
+    /// Answer Version Two calls with Version One headers (v2-01 5.3).
+    pub v2_reply_v1: bool,
+    /// ERR_VERS reports only version 1 although Version Two is served.
+    pub v2_err_vers_v1_only: bool,
+    /// Never send RDMA2_ERR_BAD_HEADER (v2-01 4.2.3).
+    pub v2_no_bad_header: bool,
+    /// Drop RDMA2_OPTIONAL with an unknown opttype instead of RDMA2_ERR_INVAL_OPTION (v2-01 3.1).
+    pub v2_no_inval_option: bool,
+    /// Answer RDMA2_ERROR from a requester with RDMA2_ERR_BAD_HEADER.
+    pub v2_answer_error: bool,
+    /// Answer ROPT_INITXCH and ROPT_UPDXCH (one-way, xcharext-02 2.3) with a ROPT_RESPXCH.
+    pub v2_initxch_answered: bool,
+    /// Do not apply the requester's characteristics from ROPT_INITXCH / ROPT_UPDXCH.
+    pub v2_ignore_xchars: bool,
+    /// ROPT_RESPXCH with an rdma_xid other than the ROPT_REQXCH's (xcharext-02 4.3).
+    pub v2_respxch_wrong_xid: bool,
+    /// ROPT_RESPXCH whose rej subset overlaps done (xcharext-02 4.3: should not).
+    pub v2_respxch_overlap: bool,
+    /// RDMA2_ERR_BAD_HEADER for unknown characteristic ids (xcharext-02 2.1: no error).
+    pub v2_reject_unknown_xchar: bool,
+    /// Serve a ROPT_XMTREQ at once, ignoring optxrq_count (rtrext-03 9.4).
+    pub v2_no_continuation: bool,
+    /// Drop broken transmission groups silently instead of ROPT_REPTERR (rtrext-03 9.5).
+    pub v2_no_repterr: bool,
+    /// Report every broken transmission group as OPTRERR_BADCONT.
+    pub v2_repterr_badcont_only: bool,
 }
 
 impl Faults {
@@ -82,6 +110,20 @@ impl Faults {
         "assume-large-peer-receive",
         "err-chunk-trailing",
         "ccp-empty-reply",
+        "v2-wrong-direction",
+        "v2-reply-v1",
+        "v2-err-vers-v1-only",
+        "v2-no-bad-header",
+        "v2-no-inval-option",
+        "v2-answer-error",
+        "v2-initxch-answered",
+        "v2-ignore-xchars",
+        "v2-respxch-wrong-xid",
+        "v2-respxch-overlap",
+        "v2-reject-unknown-xchar",
+        "v2-no-continuation",
+        "v2-no-repterr",
+        "v2-repterr-badcont-only",
     ];
 
     /// Turns one switch on by name; false for an unknown name.
@@ -111,6 +153,20 @@ impl Faults {
             "assume-large-peer-receive" => &mut self.assume_large_peer_receive,
             "err-chunk-trailing" => &mut self.err_chunk_trailing,
             "ccp-empty-reply" => &mut self.ccp_empty_reply,
+            "v2-wrong-direction" => &mut self.v2_wrong_direction,
+            "v2-reply-v1" => &mut self.v2_reply_v1,
+            "v2-err-vers-v1-only" => &mut self.v2_err_vers_v1_only,
+            "v2-no-bad-header" => &mut self.v2_no_bad_header,
+            "v2-no-inval-option" => &mut self.v2_no_inval_option,
+            "v2-answer-error" => &mut self.v2_answer_error,
+            "v2-initxch-answered" => &mut self.v2_initxch_answered,
+            "v2-ignore-xchars" => &mut self.v2_ignore_xchars,
+            "v2-respxch-wrong-xid" => &mut self.v2_respxch_wrong_xid,
+            "v2-respxch-overlap" => &mut self.v2_respxch_overlap,
+            "v2-reject-unknown-xchar" => &mut self.v2_reject_unknown_xchar,
+            "v2-no-continuation" => &mut self.v2_no_continuation,
+            "v2-no-repterr" => &mut self.v2_no_repterr,
+            "v2-repterr-badcont-only" => &mut self.v2_repterr_badcont_only,
             _ => return false,
         };
         *f = true;

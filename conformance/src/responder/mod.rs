@@ -135,6 +135,17 @@ impl Listener for Responder {
     }
 }
 
+/// The transport header a call's reply (and its errors) is framed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Framing {
+    /// RFC 8166 RDMA_MSG / RDMA_NOMSG, errors ERR_CHUNK.
+    V1,
+    /// RDMA2_MSG / RDMA2_NOMSG with rdma_direction REPLY, errors RDMA2_ERR_BAD_HEADER.
+    V2,
+    /// The call came in a ROPT_XMTREQ group: the reply is a ROPT_XMTRESP (rtrext-03 9.3).
+    V2Xmt,
+}
+
 /// One connection's state.
 pub(crate) struct Session<'a> {
     pub(crate) config: &'a Config,
@@ -145,6 +156,8 @@ pub(crate) struct Session<'a> {
     /// Both sides set R (RFC 8797 4): Send With Invalidate is allowed.
     may_invalidate: bool,
     deadline_step: Duration,
+    /// Version Two per-connection state (characteristics, a transmission group).
+    v2: v2::State,
 }
 
 impl<'a> Session<'a> {
@@ -158,7 +171,15 @@ impl<'a> Session<'a> {
         let t = private_data::inline_thresholds(&peer.params, &ours);
         let reply_inline = t.server_to_client as usize;
         let may_invalidate = t.send_with_invalidate;
-        Session { config, conn, ulp, reply_inline, may_invalidate, deadline_step: Duration::from_secs(5) }
+        Session {
+            config,
+            conn,
+            ulp,
+            reply_inline,
+            may_invalidate,
+            deadline_step: Duration::from_secs(5),
+            v2: v2::State::default(),
+        }
     }
 
     fn run(&mut self) {
@@ -202,7 +223,7 @@ impl<'a> Session<'a> {
     fn send_err_vers(&mut self, f: &FixedFields) -> Result<(), ()> {
         let faults = &self.config.faults;
         let xid = if faults.err_vers_wrong_xid { f.xid ^ 1 } else { f.xid };
-        let high = if self.config.version_two { 2 } else { 1 };
+        let high = if self.config.version_two && !faults.v2_err_vers_v1_only { 2 } else { 1 };
         let (low, high) = if faults.err_vers_bad_range { (high + 1, 1) } else { (1, high) };
         let mut buf = [0u8; 28];
         let n = HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode(&mut buf).expect("28 bytes");
@@ -264,11 +285,51 @@ impl<'a> Session<'a> {
         }
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
         let is_nomsg = matches!(msg.header.body, Body::NoMsg(_));
-        self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload)
+        self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)
+    }
+
+    /// The error for a call that cannot be served: ERR_CHUNK, or RDMA2_ERR_BAD_HEADER (its
+    /// Version Two equivalent, v2-01 4.2.3).
+    fn call_error(&mut self, xid: u32, framing: Framing) -> Result<(), ()> {
+        match framing {
+            Framing::V1 => self.send_err_chunk(xid),
+            Framing::V2 | Framing::V2Xmt => v2::send_bad_header(self, xid),
+        }
+    }
+
+    /// Writes a reply's transport header in `framing` into `out`; its length.
+    #[allow(clippy::too_many_arguments)]
+    fn reply_header(
+        &self,
+        framing: Framing,
+        nomsg: bool,
+        xid: u32,
+        credit: u32,
+        writes: &[&[Segment]],
+        reply: Option<&[Segment]>,
+        payload_len: usize,
+        out: &mut [u8],
+    ) -> Result<usize, ()> {
+        if framing != Framing::V1 && !self.config.faults.v2_reply_v1 {
+            return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len, out);
+        }
+        let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
+        b = b.write_list(writes);
+        if let Some(r) = reply {
+            b = b.reply_chunk(r);
+        }
+        b.encode(out).map_err(|_| ())
     }
 
     /// Pulls read chunks, runs the call, and sends the reply.
-    fn serve_call(&mut self, xid: u32, chunks: &ChunkLists<'_>, is_nomsg: bool, inline: &[u8]) -> Result<(), ()> {
+    pub(crate) fn serve_call(
+        &mut self,
+        xid: u32,
+        chunks: &ChunkLists<'_>,
+        is_nomsg: bool,
+        inline: &[u8],
+        framing: Framing,
+    ) -> Result<(), ()> {
         let deadline = Instant::now() + self.deadline_step;
         // Pull every read chunk with RDMA Read (RFC 8166 3.4.5).
         let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
@@ -276,7 +337,7 @@ impl<'a> Session<'a> {
         let faults = &config.faults;
         for c in chunks.reads.chunks() {
             if c.position == 0 && faults.no_position_zero {
-                return self.send_err_chunk(xid);
+                return self.call_error(xid, framing);
             }
             let mut data = Vec::new();
             for (i, s) in c.segments().enumerate() {
@@ -291,7 +352,7 @@ impl<'a> Session<'a> {
         }
         let (reduced, rest): (Vec<u8>, &[(u32, Vec<u8>)]) = match pulled.first() {
             Some((0, d)) => (d.clone(), &pulled[1..]),
-            _ if is_nomsg => return self.send_err_chunk(xid),
+            _ if is_nomsg => return self.call_error(xid, framing),
             _ => (inline.to_vec(), &pulled[..]),
         };
         let total: usize = reduced.len() + rest.iter().map(|(_, d)| d.len() + 3).sum::<usize>();
@@ -300,28 +361,34 @@ impl<'a> Session<'a> {
             Ok(n) => n,
             Err(_) if self.config.faults.lenient_read_list => {
                 let call = CallHeader::new(xid, 0, 0, 0);
-                return self.reply(&call, Some(UlpOutcome::GarbageArgs), chunks);
+                return self.reply(&call, Some(UlpOutcome::GarbageArgs), chunks, framing);
             }
-            Err(_) => return self.send_err_chunk(xid),
+            Err(_) => return self.call_error(xid, framing),
         };
         call.truncate(n);
         let rpc = match RpcMessage::decode(&call) {
             Ok(m) => m,
-            Err(_) => return self.send_err_chunk(xid),
+            Err(_) => return self.call_error(xid, framing),
         };
-        let RpcHeader::Call(c) = rpc.header else { return self.send_err_chunk(xid) };
+        let RpcHeader::Call(c) = rpc.header else { return self.call_error(xid, framing) };
         if c.xid != xid && !self.config.faults.accept_xid_mismatch {
-            return self.send_err_chunk(xid);
+            return self.call_error(xid, framing);
         }
         let outcome = if c.rpcvers != RPC_VERSION {
             None
         } else {
             Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body))
         };
-        self.reply(&c, outcome, chunks)
+        self.reply(&c, outcome, chunks, framing)
     }
 
-    fn reply(&mut self, call: &CallHeader<'_>, outcome: Option<UlpOutcome>, chunks: &ChunkLists<'_>) -> Result<(), ()> {
+    fn reply(
+        &mut self,
+        call: &CallHeader<'_>,
+        outcome: Option<UlpOutcome>,
+        chunks: &ChunkLists<'_>,
+        framing: Framing,
+    ) -> Result<(), ()> {
         let xid = call.xid;
         let faults = self.config.faults.clone();
         let (rpc_header, results) = match outcome {
@@ -347,7 +414,7 @@ impl<'a> Session<'a> {
                 if let Some(data) = ddp_inline.take() {
                     if (data.len() as u64) > wc.length() {
                         // RFC 8166 4.5.3: a write chunk too small; do not write past it.
-                        return self.send_err_chunk(xid);
+                        return self.call_error(xid, framing);
                     }
                     let mut item = data.clone();
                     if faults.pad_write_chunk {
@@ -381,11 +448,7 @@ impl<'a> Session<'a> {
             let segs: usize = write_refs.iter().map(|c| c.len()).sum::<usize>()
                 + reply_offered.as_ref().map_or(0, |s| s.len());
             let mut scratch = vec![0u8; 64 + 8 * write_refs.len() + 16 * segs];
-            let mut b = HeaderBuilder::msg(xid, 0).write_list(&write_refs);
-            if let Some(s) = reply_offered.as_deref() {
-                b = b.reply_chunk(s);
-            }
-            b.encode(&mut scratch).map_err(|_| ())?
+            self.reply_header(framing, false, xid, 0, &write_refs, reply_offered.as_deref(), payload.len(), &mut scratch)?
         };
         let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
         let invalidate = self.invalidate_key(chunks);
@@ -394,7 +457,7 @@ impl<'a> Session<'a> {
         if fits_inline || reply_offered.is_none() {
             if !fits_inline && !faults.ignore_reply_chunk {
                 // Too long for inline and no reply chunk: nothing can carry the reply.
-                return self.send_err_chunk(xid);
+                return self.call_error(xid, framing);
             }
             // Inline reply; an offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
             let zeroed: Option<Vec<Segment>> = if faults.echo_reply_chunk_lengths {
@@ -402,11 +465,7 @@ impl<'a> Session<'a> {
             } else {
                 reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
             };
-            let mut b = HeaderBuilder::msg(xid, self.grant()).write_list(&write_refs);
-            if let Some(z) = zeroed.as_deref() {
-                b = b.reply_chunk(z);
-            }
-            let hl = b.encode(&mut out).map_err(|_| ())?;
+            let hl = self.reply_header(framing, false, xid, self.grant(), &write_refs, zeroed.as_deref(), payload.len(), &mut out)?;
             out.truncate(hl);
             out.extend_from_slice(&payload);
             return self.send(&out, invalidate);
@@ -417,7 +476,7 @@ impl<'a> Session<'a> {
         let capacity: u64 = offered.iter().map(|s| s.length as u64).sum();
         if payload.len() as u64 > capacity {
             // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
-            return self.send_err_chunk(xid);
+            return self.call_error(xid, framing);
         }
         let rc_bytes = {
             let mut b = vec![0u8; 4 + 16 * offered.len()];
@@ -427,11 +486,7 @@ impl<'a> Session<'a> {
         };
         let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes)).map_err(|_| ())?;
         self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
-        let hl = HeaderBuilder::nomsg(xid, self.grant())
-            .write_list(&write_refs)
-            .reply_chunk(&echo)
-            .encode(&mut out)
-            .map_err(|_| ())?;
+        let hl = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0, &mut out)?;
         out.truncate(hl);
         self.send(&out, invalidate)
     }

@@ -1,11 +1,351 @@
 //! Version Two (draft-cel-nfsv4-rpcrdma-version-two-01) in the reference responder:
 //! RDMA2_MSG / RDMA2_NOMSG served like Version One with a Version Two header, RDMA2_ERROR
-//! with the -01 codes, and the RDMA2_OPTIONAL operations of xcharext-02 and rtrext-03.
+//! with the -01 codes, and the RDMA2_OPTIONAL operations of xcharext-02 and rtrext-03
+//! (profile defaults: rtrext opttypes 5..8, xcharext-02 ids, LSB-first subsets).
+//!
+//! Not implemented: sending ROPT_INITXCH / ROPT_REQXCH / ROPT_UPDXCH ourselves, pending
+//! (asynchronous) characteristic changes, data placement in rtrext (a non-empty optxrq_dp
+//! gets RDMA2_ERR_BAD_HEADER; optxrq_rsd is ignored and the reply goes inline), and
+//! multi-transmission responses (every reply is one ROPT_XMTRESP with optxrs_count 1).
 
-use super::Session;
+use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::chunk::{ChunkLists, Segment};
+use rpcrdma_codec::profile::Profile;
+use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtResp};
+use rpcrdma_codec::v1;
+use rpcrdma_codec::v2::{Array, Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
+use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
+
+use super::{Framing, Session};
+
+/// Per-connection Version Two state.
+#[derive(Debug, Default)]
+pub(crate) struct State {
+    /// The requester's characteristics as last reported (xcharext-02 4.1, 4.4).
+    pub(crate) peer_rbsiz: Option<u32>,
+    pub(crate) peer_reqreminv: Option<bool>,
+    pub(crate) peer_brs: Option<BkReqSup>,
+    /// Our Receive Buffer Size as last agreed through ROPT_REQXCH.
+    pub(crate) own_rbsiz: Option<u32>,
+    /// A request transmission group being received (rtrext-03 4.2).
+    group: Option<Group>,
+}
+
+#[derive(Debug)]
+struct Group {
+    xid: u32,
+    count: u32,
+    /// The optxc_xnum expected next (the ROPT_XMTREQ is 0, wire notes R16).
+    next: u32,
+    payload: Vec<u8>,
+}
+
+fn profile() -> Profile {
+    Profile::default()
+}
 
 /// Handles one Version Two message; Err means the connection is unusable.
 pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), ()> {
-    let _ = (s, data);
-    Ok(())
+    let xid = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
+    let proc_ = data.get(12..16).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    // RFC 8166 4.2.4 via v2-01 4.2.3: a Responder MUST silently discard RDMA_ERROR.
+    if proc_ == Some(Proc::Error as u32) {
+        return if s.config.faults.v2_answer_error { send_bad_header(s, xid) } else { Ok(()) };
+    }
+    let p = profile();
+    let msg = match Message::decode(data, &p) {
+        Ok(m) => m,
+        Err(_) => {
+            s.v2.group = None;
+            return send_bad_header(s, xid);
+        }
+    };
+    if s.v2.group.is_some() && !is_cont(&msg) {
+        // rtrext-03 4.2: a group "must be received in order without any intervening message".
+        let g = s.v2.group.take().expect("checked");
+        let (which, expect, current) = match &msg.header.body {
+            Body::Optional(o) => (OptrErr::BadOmt, OpKind::XmtCont.opttype(p.rtrext_opttypes), o.opttype),
+            b => (OptrErr::BadHmt, Proc::Optional as u32, b.proc_() as u32),
+        };
+        let bad = XmsId { xid, dir: MsgType::Call, seq: 0 };
+        report(s, bad, Some(lead(&g)), OptrInfo { which, detail: OptrDetail::ExpCur { expect, current } })?;
+    }
+    match msg.header.body {
+        Body::Error(_) => Ok(()),
+        Body::Msg(c) | Body::NoMsg(c) => serve(s, &msg, c),
+        Body::Optional(o) => match o.info {
+            // v2-01 3.1: an unknown opttype MUST get RDMA2_ERR_INVAL_OPTION.
+            OptInfo::Raw(_) if s.config.faults.v2_no_inval_option => Ok(()),
+            OptInfo::Raw(_) => send_error(s, xid, ErrorBody::InvalOption),
+            OptInfo::Xchar(op) => xchar(s, xid, op),
+            OptInfo::Rtr(op) => rtr(s, &msg, o.dir, op),
+        },
+    }
+}
+
+fn is_cont(msg: &Message<'_>) -> bool {
+    matches!(&msg.header.body, Body::Optional(o) if matches!(o.info, OptInfo::Rtr(rtrext::Op::XmtCont(_))))
+}
+
+/// RDMA2_MSG / RDMA2_NOMSG: the Version One rules for the lists, the Version Two ones for
+/// the envelope, then the Version One serving path.
+fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), ()> {
+    let xid = msg.header.xid;
+    let nomsg = matches!(msg.header.body, Body::NoMsg(_));
+    // We make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
+    if c.direction != Some(MsgType::Call) || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
+        return send_bad_header(s, xid);
+    }
+    let as_v1 = v1::Message {
+        header: v1::Header {
+            xid,
+            vers: 1,
+            credit: msg.header.credit,
+            body: if nomsg { v1::Body::NoMsg(c.lists) } else { v1::Body::Msg(c.lists) },
+        },
+        payload_offset: msg.payload_offset,
+        payload: msg.payload,
+    };
+    let f = &s.config.faults;
+    let tolerated = |id: &str| {
+        f.accept_xid_mismatch && id == "rfc8166/4.5.2/xid-mismatch"
+            || f.lenient_read_list && id.starts_with("rfc8166/3.4.5/")
+    };
+    if Violations::of(&as_v1, Role::Call).iter().any(|v| !tolerated(v.rule.id)) {
+        return send_bad_header(s, xid);
+    }
+    s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
+}
+
+/// Writes a Version Two reply header (RDMA2_MSG / RDMA2_NOMSG, or ROPT_XMTRESP).
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn reply_header(
+    s: &Session<'_>,
+    framing: Framing,
+    nomsg: bool,
+    xid: u32,
+    credit: u32,
+    writes: &[&[Segment]],
+    reply: Option<&[Segment]>,
+    payload_len: usize,
+    out: &mut [u8],
+) -> Result<usize, ()> {
+    let dir = if s.config.faults.v2_wrong_direction { MsgType::Call } else { MsgType::Reply };
+    if framing == Framing::V2Xmt && reply.is_none() && writes.is_empty() {
+        // rtrext-03 9.3: one transmission holding the whole payload stream.
+        let op = rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count: 1, pslen: payload_len as u32 });
+        let opttype = OpKind::XmtResp.opttype(profile().rtrext_opttypes);
+        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode(out).map_err(|_| ());
+    }
+    let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit, dir) } else { HeaderBuilder::msg(xid, credit, dir) };
+    b = b.write_list(writes);
+    if let Some(r) = reply {
+        b = b.reply_chunk(r);
+    }
+    b.encode(out).map_err(|_| ())
+}
+
+/// RDMA2_ERROR with `body` (-01 numbering), echoing rdma_xid and rdma_vers 2.
+pub(crate) fn send_error(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), ()> {
+    let e = ErrorInfo::new(body, p_numbering()).ok_or(())?;
+    let mut buf = [0u8; 32];
+    let n = HeaderBuilder::error(xid, s.grant(), e).encode(&mut buf).map_err(|_| ())?;
+    s.send(&buf[..n], None)
+}
+
+fn p_numbering() -> rpcrdma_codec::profile::V2ErrorNumbering {
+    profile().v2_error_numbering
+}
+
+/// RDMA2_ERR_BAD_HEADER: the Version Two ERR_CHUNK (v2-01 4.2.3).
+pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), ()> {
+    if s.config.faults.v2_no_bad_header {
+        return Ok(());
+    }
+    send_error(s, xid, ErrorBody::BadHeader)
+}
+
+/// Sends an RDMA2_OPTIONAL with no payload; a responder sets rdma_optdir REPLY (v2-01 4.2.2).
+fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(), ()> {
+    let opttype = match &info {
+        OptInfo::Xchar(op) => op.opttype(),
+        OptInfo::Rtr(op) => op.kind().opttype(profile().rtrext_opttypes),
+        OptInfo::Raw(_) => return Err(()),
+    };
+    let mut buf = vec![0u8; 64 + info.data_len()];
+    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::Reply, opttype, info).encode(&mut buf).map_err(|_| ())?;
+    s.send(&buf[..n], None)
+}
+
+// ---------------------------------------------------------------------------------------------
+// xcharext-02
+
+fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), ()> {
+    let ids = profile().property_ids;
+    let order = profile().subset_bit_order;
+    let unknown = |c: &Result<Characteristic<'_>, _>| {
+        matches!(c, Ok(Characteristic::Unknown { .. } | Characteristic::Experimental { .. }))
+    };
+    let faults = s.config.faults.clone();
+    match op {
+        xcharext::Op::InitXch(i) => {
+            if faults.v2_reject_unknown_xchar && i.start.characteristics().any(|c| unknown(&c)) {
+                return send_bad_header(s, xid);
+            }
+            // 4.1: unknown characteristics "are simply ignored without any error response".
+            for c in i.start.characteristics().flatten() {
+                record(s, c);
+            }
+            answer_one_way(s, xid)
+        }
+        xcharext::Op::UpdXch(u) => {
+            let c = u.now.characteristic(ids).map_err(|_| ())?;
+            if faults.v2_reject_unknown_xchar && unknown(&Ok(c)) {
+                return send_bad_header(s, xid);
+            }
+            record(s, c);
+            answer_one_way(s, xid)
+        }
+        xcharext::Op::ReqXch(r) => {
+            if faults.v2_reject_unknown_xchar && r.want.characteristics().any(|c| unknown(&c)) {
+                return send_bad_header(s, xid);
+            }
+            let n = r.want.len();
+            let mut done = vec![0u32; n.div_ceil(32)];
+            let mut rej = done.clone();
+            for (i, c) in r.want.characteristics().enumerate() {
+                let honoured = match c {
+                    // Our receives are receive_size bytes: any size from 1024 up to it holds.
+                    Ok(Characteristic::RbSiz(v)) if (1024..=s.config.receive_size).contains(&v) => {
+                        s.v2.own_rbsiz = Some(v);
+                        true
+                    }
+                    Ok(Characteristic::ReqRemInv(b)) => b == s.config.remote_invalidation,
+                    // We are a server: we accept no backward-direction requests.
+                    Ok(Characteristic::Brs(b)) => b == BkReqSup::None,
+                    _ => false,
+                };
+                let set = if honoured { &mut done } else { &mut rej };
+                xcharext::set_bit(set, i, order);
+            }
+            if faults.v2_respxch_overlap {
+                for (r, d) in rej.iter_mut().zip(&done) {
+                    *r |= *d;
+                }
+            }
+            // 4.3: "The rdma_xid field of this message must match that used in the ROPT_REQXCH".
+            let xid = if faults.v2_respxch_wrong_xid { xid ^ 1 } else { xid };
+            let resp = RespXch {
+                done: XcharSubset::new(&done, order),
+                rej: XcharSubset::new(&rej, order),
+                pend: XcharSubset::new(&[], order),
+            };
+            send_optional(s, xid, OptInfo::Xchar(xcharext::Op::RespXch(resp)))
+        }
+        // We send no ROPT_REQXCH, so there is nothing to match a response to.
+        xcharext::Op::RespXch(_) => Ok(()),
+    }
+}
+
+/// INITXCH and UPDXCH are one-way (2.3): no answer, unless a fault says otherwise.
+fn answer_one_way(s: &mut Session<'_>, xid: u32) -> Result<(), ()> {
+    if !s.config.faults.v2_initxch_answered {
+        return Ok(());
+    }
+    let order = profile().subset_bit_order;
+    let empty = XcharSubset::new(&[], order);
+    let resp = RespXch { done: empty, rej: empty, pend: empty };
+    send_optional(s, xid, OptInfo::Xchar(xcharext::Op::RespXch(resp)))
+}
+
+/// Applies one of the requester's characteristics (3.1-3.3).
+fn record(s: &mut Session<'_>, c: Characteristic<'_>) {
+    if s.config.faults.v2_ignore_xchars {
+        return;
+    }
+    match c {
+        Characteristic::RbSiz(v) => {
+            s.v2.peer_rbsiz = Some(v);
+            s.reply_inline = s.config.send_size.min(v) as usize;
+        }
+        // 3.2: false means "a responder MUST use Send".
+        Characteristic::ReqRemInv(b) => {
+            s.v2.peer_reqreminv = Some(b);
+            s.may_invalidate = b && s.config.remote_invalidation;
+        }
+        Characteristic::Brs(b) => s.v2.peer_brs = Some(b),
+        _ => {}
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// rtrext-03
+
+fn lead(g: &Group) -> XmsId {
+    XmsId { xid: g.xid, dir: MsgType::Call, seq: 0 }
+}
+
+/// ROPT_REPTERR about transmission `bad` (9.5), with rdma_xid echoing it.
+fn report(s: &mut Session<'_>, bad: XmsId, lead: Option<XmsId>, mut info: OptrInfo) -> Result<(), ()> {
+    if s.config.faults.v2_no_repterr {
+        return Ok(());
+    }
+    if s.config.faults.v2_repterr_badcont_only {
+        info = OptrInfo { which: OptrErr::BadCont, detail: OptrDetail::None };
+    }
+    let op = rtrext::Op::ReptErr(rtrext::ReptErr { bad, lead, info });
+    send_optional(s, bad.xid, OptInfo::Rtr(op))
+}
+
+fn bad_pl(pslen: u32, available: usize) -> OptrInfo {
+    OptrInfo { which: OptrErr::BadPl, detail: OptrDetail::Range { value: pslen, min: 0, max: available as u32 } }
+}
+
+fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext::Op<'_>) -> Result<(), ()> {
+    let xid = msg.header.xid;
+    let payload = msg.payload;
+    match op {
+        rtrext::Op::XmtReq(q) => {
+            // Data placement is not implemented; a request must carry a payload (CALL).
+            if !q.dp.is_empty() || q.count == 0 || dir != Some(MsgType::Call) {
+                return send_bad_header(s, xid);
+            }
+            let bad = XmsId { xid, dir: MsgType::Call, seq: 0 };
+            if q.pslen as usize > payload.len() {
+                return report(s, bad, None, bad_pl(q.pslen, payload.len()));
+            }
+            let part = &payload[..q.pslen as usize];
+            if q.count == 1 || s.config.faults.v2_no_continuation {
+                return s.serve_call(xid, &ChunkLists::default(), false, part, Framing::V2Xmt);
+            }
+            s.v2.group = Some(Group { xid, count: q.count, next: 1, payload: part.to_vec() });
+            Ok(())
+        }
+        rtrext::Op::XmtCont(c) => {
+            let bad = XmsId { xid, dir: MsgType::Call, seq: c.xnum };
+            let Some(mut g) = s.v2.group.take() else {
+                // 9.5: "a continuation messages was received when there was no reason to expect one".
+                return report(s, bad, None, OptrInfo { which: OptrErr::BadCont, detail: OptrDetail::None });
+            };
+            let expcur = |which, expect, current| OptrInfo { which, detail: OptrDetail::ExpCur { expect, current } };
+            if xid != g.xid {
+                return report(s, bad, Some(lead(&g)), expcur(OptrErr::BadXid, g.xid, xid));
+            }
+            if c.xnum != g.next {
+                return report(s, bad, Some(lead(&g)), expcur(OptrErr::BadSeq, g.next, c.xnum));
+            }
+            if c.pslen as usize > payload.len() {
+                return report(s, bad, Some(lead(&g)), bad_pl(c.pslen, payload.len()));
+            }
+            g.payload.extend_from_slice(&payload[..c.pslen as usize]);
+            g.next += 1;
+            if g.next < g.count {
+                s.v2.group = Some(g);
+                return Ok(());
+            }
+            s.serve_call(g.xid, &ChunkLists::default(), false, &g.payload, Framing::V2Xmt)
+        }
+        // We send no backward-direction calls and no groups: nothing to match these to.
+        rtrext::Op::XmtResp(_) | rtrext::Op::ReptErr(_) => Ok(()),
+    }
 }

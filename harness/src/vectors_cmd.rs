@@ -1,0 +1,50 @@
+//! `rpcrdma-harness vectors verify [DIR]`: decode every golden vector and check it says
+//! what its file says (outcome, facts, violations, byte-identical re-encoding).
+
+use std::path::PathBuf;
+
+use clap::Subcommand;
+
+#[derive(Debug, Subcommand)]
+pub enum VectorsCommand {
+    /// Check every .vec file under DIR (default: ./vectors).
+    Verify {
+        #[arg(value_name = "DIR", default_value = "vectors")]
+        dir: PathBuf,
+        /// Also print each vector's full decoding.
+        #[arg(short, long)]
+        verbose: bool,
+    },
+}
+
+pub fn run(cmd: VectorsCommand) -> i32 {
+    let VectorsCommand::Verify { dir, verbose } = cmd;
+    if !dir.is_dir() {
+        eprintln!("error: {} is not a directory of golden vectors", dir.display());
+        return 2;
+    }
+    let results = rpcrdma_vectors::verify_dir(&dir);
+    if results.is_empty() {
+        eprintln!("error: no .vec files under {}", dir.display());
+        return 2;
+    }
+    let mut failed = 0;
+    for r in &results {
+        match &r.result {
+            Ok(decoding) => {
+                println!("✔ {}", r.name);
+                if verbose {
+                    for line in decoding.lines() {
+                        println!("    {line}");
+                    }
+                }
+            }
+            Err(e) => {
+                failed += 1;
+                println!("× {}: {e}", r.name);
+            }
+        }
+    }
+    println!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
+    i32::from(failed > 0)
+}
