@@ -1,13 +1,6 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-mod decode;
-mod describe;
-mod input;
-mod peer;
-mod report;
-mod run;
-mod text;
-mod vectors_cmd;
+use rpcrdma_harness::{decode, run, vectors_cmd};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;

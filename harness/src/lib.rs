@@ -1,0 +1,12 @@
+//! The harness as a library: each subcommand's implementation, and the reports (text, JSON,
+//! JUnit, RoCEv2 pcap), so tests and other tools can reuse them. The binary `rpcrdma-harness`
+//! is a thin command-line front end over these modules.
+
+pub mod decode;
+pub mod describe;
+pub mod input;
+pub mod peer;
+pub mod report;
+pub mod run;
+pub mod text;
+pub mod vectors_cmd;
