@@ -4,6 +4,7 @@
 
 pub mod decode;
 pub mod describe;
+pub mod export_tree;
 pub mod input;
 pub mod peer;
 pub mod report;

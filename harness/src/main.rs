@@ -1,6 +1,6 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{decode, run, vectors_cmd};
+use rpcrdma_harness::{decode, export_tree, run, vectors_cmd};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -33,6 +33,11 @@ enum Command {
     /// Golden vectors.
     #[command(subcommand)]
     Vectors(vectors_cmd::VectorsCommand),
+    /// Write the reference responder's file tree into DIR (for a real server's export).
+    #[command(hide = true)]
+    ExportTree {
+        dir: std::path::PathBuf,
+    },
 }
 
 fn main() {
@@ -52,6 +57,7 @@ fn main() {
         Command::List { select, verbose } => run::list(&select, verbose),
         Command::Decode(args) => decode::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),
+        Command::ExportTree { dir } => export_tree::run(&dir),
     };
     std::process::exit(code);
 }

@@ -9,6 +9,7 @@ pub mod credits;
 pub mod header;
 pub mod nfs;
 pub mod private_data;
+pub mod v2;
 
 use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::rpc::{AcceptStat, CallHeader};
@@ -27,6 +28,7 @@ pub fn all() -> Vec<&'static Check> {
     v.extend(reply_chunk::CHECKS.iter());
     v.extend(private_data::CHECKS.iter());
     v.extend(ccp::CHECKS.iter());
+    v.extend(v2::CHECKS.iter());
     v
 }
 

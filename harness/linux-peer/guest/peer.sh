@@ -1,0 +1,27 @@
+#!/bin/sh
+# Soft-RoCE on a dummy netdev whose address exists only in this VM (qemu runs with -nic
+# none), and the kernel NFS server listening for RDMA on 20049. rxe on lo does not work with
+# RDMA-CM (rdma_resolve_route: ENODEV), hence the dummy device.
+IP=${PEER_IP:-10.55.0.1}
+step() {
+  n=$1; shift
+  "$@" > /tmp/step.log 2>&1; rc=$?
+  echo "@@STEP $n rc=$rc up=$(cut -d' ' -f1 /proc/uptime)"
+  [ $rc = 0 ] || cat /tmp/step.log
+  return $rc
+}
+step rdma sh -c 'modprobe rdma_rxe && modprobe ib_uverbs && modprobe rdma_ucm'
+step netdev sh -c "modprobe dummy; ip link show dummy0 >/dev/null 2>&1 || ip link add dummy0 type dummy; ip addr add $IP/24 dev dummy0 && ip link set dummy0 up"
+step rxe sh -c 'rdma link add rxe0 type rxe netdev dummy0'
+step nfsd sh -c '
+  modprobe nfsd && modprobe rpcrdma &&
+  mount -t nfsd nfsd /proc/fs/nfsd &&
+  mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs 2>/dev/null;
+  mount -t tmpfs tmpfs /export &&
+  { [ ! -x /extra/rpcrdma-harness ] || /extra/rpcrdma-harness export-tree /export; } &&
+  mkdir -p /run/rpcbind && rpcbind -w &&
+  exportfs -ra && rpc.mountd --manage-gids &&
+  echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null;
+  rpc.nfsd 4 &&
+  echo "rdma 20049" > /proc/fs/nfsd/portlist'
+echo "@@PEER_READY ip=$IP port=20049 kernel=$(uname -r) up=$(cut -d' ' -f1 /proc/uptime)"
