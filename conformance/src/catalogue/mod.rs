@@ -2,6 +2,7 @@
 //! requirement quoted with its key word, the acceptable outcomes and a one-line rationale.
 
 pub mod ccp;
+pub mod client;
 pub mod read_chunks;
 pub mod reply_chunk;
 pub mod write_chunks;

@@ -149,7 +149,10 @@ pub(crate) fn rpc_reply_ok(bytes: &[u8], xid: u32) -> Result<&'static str, Strin
     let (payload, form) = match m.header.body {
         Body::Msg(c) => {
             if c.direction != Some(MsgType::Reply) {
-                return Err(format!("RDMA2_MSG reply with rdma_direction {}", c.direction.map_or("absent", MsgType::name)));
+                return Err(format!(
+                    "RDMA2_MSG reply with rdma_direction {}",
+                    c.direction.map_or("absent", MsgType::name)
+                ));
             }
             (m.payload, "RDMA2_MSG")
         }
@@ -298,7 +301,10 @@ fn err_vers_range(ctx: &mut Ctx) -> Verdict {
         Ok((r, lax)) => {
             let Ok(Some(e)) = ErrVers::decode(&r.bytes) else { return Verdict::fail(want, "ERR_VERS vanished") };
             if !(e.low..=e.high).contains(&2) {
-                return Verdict::fail(want, format!("ERR_VERS {}..{} although the peer answers Version Two", e.low, e.high));
+                return Verdict::fail(
+                    want,
+                    format!("ERR_VERS {}..{} although the peer answers Version Two", e.low, e.high),
+                );
             }
             let actual = format!("ERR_VERS {}..{}", e.low, e.high);
             if lax {
@@ -318,7 +324,10 @@ fn expect_bad_header(ctx: &mut Ctx, xid: u32, msg: &[u8]) -> Verdict {
     match v2_error(&ex.received, xid, ErrorBody::BadHeader) {
         Ok(()) => {
             let alive = alive_v2(ctx);
-            Verdict::pass(want, format!("RDMA2_ERR_BAD_HEADER; connection {}", if alive { "survived" } else { "closed" }))
+            Verdict::pass(
+                want,
+                format!("RDMA2_ERR_BAD_HEADER; connection {}", if alive { "survived" } else { "closed" }),
+            )
         }
         Err(got) => Verdict::fail(want, got),
     }
@@ -659,7 +668,14 @@ fn repterr(received: &Received, xid: u32) -> Result<ReptErr, String> {
 }
 
 /// Judges a ROPT_REPTERR about transmission `xid`/`seq` reporting `which` (and `detail`).
-fn judge_repterr(ctx: &mut Ctx, received: &Received, xid: u32, seq: u32, which: OptrErr, detail: Option<OptrDetail>) -> Verdict {
+fn judge_repterr(
+    ctx: &mut Ctx,
+    received: &Received,
+    xid: u32,
+    seq: u32,
+    which: OptrErr,
+    detail: Option<OptrDetail>,
+) -> Verdict {
     let want = format!("ROPT_REPTERR {} about transmission {xid:#010x}/{seq}", which.name());
     if is_inval_option(received) {
         return unsupported_op("message continuation");
@@ -672,7 +688,10 @@ fn judge_repterr(ctx: &mut Ctx, received: &Received, xid: u32, seq: u32, which: 
         return Verdict::fail(want, format!("{} instead", r.info.which.name()));
     }
     if detail.is_some_and(|d| d != r.info.detail) {
-        return Verdict::fail(want, format!("{} with {:?}, not {:?}", which.name(), r.info.detail, detail.expect("some")));
+        return Verdict::fail(
+            want,
+            format!("{} with {:?}, not {:?}", which.name(), r.info.detail, detail.expect("some")),
+        );
     }
     if r.bad.xid != xid || r.bad.dir != MsgType::Call || r.bad.seq != seq {
         return Verdict::fail(want, format!("optre_bad {:?}", r.bad));
@@ -934,7 +953,11 @@ mod tests {
         let ulp = std::sync::Arc::new(|| Box::new(Nfs3Server::new()) as Box<dyn UpperLayer>);
         let config = Config { version_two: false, ..Config::default() };
         let mut conn = EmulatedConnector::new(Responder::new(config, ulp));
-        let opts = RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(100), ..RunOptions::default() };
+        let opts = RunOptions {
+            timeout: Duration::from_secs(2),
+            silence: Duration::from_millis(100),
+            ..RunOptions::default()
+        };
         for c in CHECKS.iter() {
             let r = run_check(c, &mut conn, &opts);
             let want = if c.id == "v2-01/5.2/optional-first-message" { Outcome::Pass } else { Outcome::Unsupported };

@@ -4,6 +4,7 @@
 //! misbehaves on purpose so tests can prove each check notices.
 
 pub mod faults;
+pub mod observe;
 pub mod v2;
 
 use std::sync::{Arc, Mutex};
@@ -41,6 +42,13 @@ pub struct Config {
     /// and rtrext) as well as Version One.
     pub version_two: bool,
     pub faults: Faults,
+    /// Records what requesters do, for the client catalogue (`serve`).
+    pub observer: Option<Arc<observe::Log>>,
+    /// Receives kept posted, when more than the credits granted (RFC 8166 3.3.1 allows it).
+    pub receive_window: Option<u32>,
+    /// A pause before handling each message, so calls a requester sends back to back are all
+    /// outstanding when observed.
+    pub handle_delay: Duration,
 }
 
 impl Default for Config {
@@ -53,6 +61,9 @@ impl Default for Config {
             idle_poll: Duration::from_millis(200),
             version_two: true,
             faults: Faults::default(),
+            observer: None,
+            receive_window: None,
+            handle_delay: Duration::ZERO,
         }
     }
 }
@@ -107,7 +118,7 @@ impl Responder {
     /// receives for every credit granted are posted before a reply grants them).
     pub fn prepare(&self, conn: &mut dyn Connection) -> bool {
         let c = &self.config;
-        let window = if c.faults.short_receive_window { c.credits / 2 } else { c.credits };
+        let window = if c.faults.short_receive_window { c.credits / 2 } else { c.receive_window.unwrap_or(c.credits) };
         conn.post_recv(c.receive_size as usize, window.max(1) as usize).is_ok()
     }
 
@@ -158,6 +169,8 @@ pub(crate) struct Session<'a> {
     deadline_step: Duration,
     /// Version Two per-connection state (characteristics, a transmission group).
     v2: v2::State,
+    /// Where to record this connection, when observing.
+    observed: Option<(Arc<observe::Log>, usize)>,
 }
 
 impl<'a> Session<'a> {
@@ -171,6 +184,9 @@ impl<'a> Session<'a> {
         let t = private_data::inline_thresholds(&peer.params, &ours);
         let reply_inline = t.server_to_client as usize;
         let may_invalidate = t.send_with_invalidate;
+        let observed = config.observer.as_ref().map(|log| {
+            (log.clone(), log.open(conn.peer_private_data(), config.credits, config.receive_size))
+        });
         Session {
             config,
             conn,
@@ -179,14 +195,49 @@ impl<'a> Session<'a> {
             may_invalidate,
             deadline_step: Duration::from_secs(5),
             v2: v2::State::default(),
+            observed,
+        }
+    }
+
+    fn observe(&self, what: observe::Observed) {
+        if let Some((log, i)) = &self.observed {
+            log.push(*i, what);
         }
     }
 
     fn run(&mut self) {
+        // Events already delivered, waiting behind the one being handled.
+        let mut pending: std::collections::VecDeque<Event> = std::collections::VecDeque::new();
         loop {
-            let deadline = Instant::now() + self.config.idle_poll;
-            match self.conn.poll(deadline) {
-                Ok(Event::Recv { status: WcStatus::Success, data, .. }) => {
+            let event = match pending.pop_front() {
+                Some(e) => e,
+                None => match self.conn.poll(Instant::now() + self.config.idle_poll) {
+                    Ok(e) => {
+                        if matches!(e, Event::Recv { status: WcStatus::Success, .. }) {
+                            if !self.config.handle_delay.is_zero() {
+                                std::thread::sleep(self.config.handle_delay);
+                            }
+                            // Record every message that arrived before we answer this one:
+                            // they are all outstanding at the requester.
+                            self.observe_arrival(&e);
+                            while let Ok(more) = self.conn.poll(Instant::now()) {
+                                self.observe_arrival(&more);
+                                pending.push_back(more);
+                            }
+                        }
+                        e
+                    }
+                    Err(crate::transport::TransportError::Timeout) => {
+                        if !self.conn.is_connected() {
+                            return;
+                        }
+                        continue;
+                    }
+                    Err(_) => return,
+                },
+            };
+            match event {
+                Event::Recv { status: WcStatus::Success, data, .. } => {
                     // Repost before replying, so the window stays at the grant.
                     if self.conn.post_recv(self.config.receive_size as usize, 1).is_err() {
                         return;
@@ -195,16 +246,24 @@ impl<'a> Session<'a> {
                         return;
                     }
                 }
-                Ok(Event::Recv { .. }) | Ok(Event::Disconnected) => return,
-                Ok(Event::SendDone { status: WcStatus::Success }) => {}
-                Ok(Event::SendDone { .. }) => return,
-                Err(crate::transport::TransportError::Timeout) => {
-                    if !self.conn.is_connected() {
-                        return;
-                    }
+                Event::Recv { status, .. } => {
+                    self.observe(observe::Observed::ReceiveFailed(status));
+                    self.observe(observe::Observed::Closed);
+                    return;
                 }
-                Err(_) => return,
+                Event::Disconnected => {
+                    self.observe(observe::Observed::Closed);
+                    return;
+                }
+                Event::SendDone { status: WcStatus::Success } => {}
+                Event::SendDone { .. } => return,
             }
+        }
+    }
+
+    fn observe_arrival(&self, e: &Event) {
+        if let Event::Recv { status: WcStatus::Success, data, .. } = e {
+            self.observe(observe::Observed::FromRequester(data.clone()));
         }
     }
 
@@ -213,6 +272,7 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), ()> {
+        self.observe(observe::Observed::ToRequester(msg.to_vec()));
         let r = match invalidate {
             Some(h) => self.conn.send_with_invalidate(msg, h),
             None => self.conn.send(msg),

@@ -1,0 +1,71 @@
+//! What a requester did, as the responder saw it: each connection's private data and every
+//! message in both directions, in order. The client catalogue judges requesters from this.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crate::transport::WcStatus;
+
+/// One thing that happened on a served connection.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Observed {
+    /// A message the requester sent.
+    FromRequester(Vec<u8>),
+    /// A message we sent back.
+    ToRequester(Vec<u8>),
+    /// A receive failed (the requester's Send overran our buffer, ...).
+    ReceiveFailed(WcStatus),
+    /// The connection ended.
+    Closed,
+}
+
+/// One served connection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ObservedConnection {
+    /// The requester's private data, as the CM delivered it.
+    pub private_data: Vec<u8>,
+    /// The credits we granted in every reply.
+    pub grant: u32,
+    /// Our receive buffer size (the requester's inline limit towards us).
+    pub receive_size: u32,
+    pub events: Vec<(Duration, Observed)>,
+}
+
+/// A shared log of connections, filled by the responder while it serves.
+#[derive(Debug)]
+pub struct Log {
+    started: Instant,
+    conns: Mutex<Vec<ObservedConnection>>,
+}
+
+impl Default for Log {
+    fn default() -> Self {
+        Log { started: Instant::now(), conns: Mutex::new(Vec::new()) }
+    }
+}
+
+impl Log {
+    pub fn new() -> Arc<Log> {
+        Arc::new(Log::default())
+    }
+
+    /// Records a new connection; returns its index.
+    pub fn open(&self, private_data: &[u8], grant: u32, receive_size: u32) -> usize {
+        let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        c.push(ObservedConnection { private_data: private_data.to_vec(), grant, receive_size, events: Vec::new() });
+        c.len() - 1
+    }
+
+    pub fn push(&self, conn: usize, what: Observed) {
+        let at = self.started.elapsed();
+        let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = c.get_mut(conn) {
+            x.events.push((at, what));
+        }
+    }
+
+    /// A copy of everything recorded so far.
+    pub fn snapshot(&self) -> Vec<ObservedConnection> {
+        self.conns.lock().unwrap_or_else(|e| e.into_inner()).clone()
+    }
+}
