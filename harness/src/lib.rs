@@ -9,5 +9,6 @@ pub mod input;
 pub mod peer;
 pub mod report;
 pub mod run;
+pub mod serve;
 pub mod text;
 pub mod vectors_cmd;

@@ -1,6 +1,6 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{decode, export_tree, run, vectors_cmd};
+use rpcrdma_harness::{decode, export_tree, run, serve, vectors_cmd};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -19,6 +19,8 @@ struct Cli {
 enum Command {
     /// Run the conformance catalogue (against the embedded reference responder by default).
     Run(run::RunArgs),
+    /// Act as the responder and judge the requester that connects (the client catalogue).
+    Serve(serve::ServeArgs),
     /// List the checks with their requirements.
     List {
         /// IDs, prefixes or groups to list.
@@ -54,6 +56,7 @@ fn main() {
             });
             run::run(args, interrupt)
         }
+        Command::Serve(args) => serve::run(args),
         Command::List { select, verbose } => run::list(&select, verbose),
         Command::Decode(args) => decode::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),

@@ -42,6 +42,20 @@ pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
     ))
 }
 
+/// Serves requesters over verbs on `addr` until idle for `idle` or `max_time` passes; the
+/// observed connections and a description of the transport.
+pub fn serve(
+    addr: &str,
+    _grant: u32,
+    _idle: std::time::Duration,
+    _max_time: std::time::Duration,
+) -> Result<(Vec<rpcrdma_conformance::responder::observe::ObservedConnection>, String), PeerError> {
+    let (_host, _port) = parse_addr(addr)?;
+    Err(PeerError::Environment(
+        "this build has no RDMA verbs transport yet; use --self-test to judge the embedded reference requester".into(),
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

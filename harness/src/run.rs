@@ -43,25 +43,19 @@ pub struct RunArgs {
     /// Seconds to wait for each expected reply.
     #[arg(long, value_name = "SECS", default_value_t = 2.0)]
     timeout: f64,
-    /// Write the JSON report here (schema rpcrdma-harness/report/v1).
-    #[arg(long, value_name = "FILE")]
-    json: Option<PathBuf>,
-    /// Write a JUnit XML report here.
-    #[arg(long, value_name = "FILE")]
-    junit: Option<PathBuf>,
-    /// Write each check's conversation as a RoCEv2 pcap into this directory.
-    #[arg(long, value_name = "DIR")]
-    pcap: Option<PathBuf>,
+    #[command(flatten)]
+    outputs: report::Outputs,
     /// Make the embedded responder misbehave (for testing the harness itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     fault: Vec<String>,
 }
 
-/// Whether `check` matches a selector: exact ID, ID prefix at a `/` boundary, or a group.
+/// Whether `check` matches a selector: its exact ID, a prefix of it ending at a `/` or at a
+/// section-number `.` (so `rfc8166/4.5` selects 4.5, 4.5.1, 4.5.2 but not 4.50), or a group.
 pub fn matches(check: &Check, selector: &str) -> bool {
     let s = selector.trim_end_matches('/');
     check.id == s
-        || check.id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/'))
+        || check.id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/') || rest.starts_with('.'))
         || check.groups.contains(&s)
 }
 
@@ -92,15 +86,9 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let profile = match &args.expect {
-        None => None,
-        Some(path) => match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| Expectations::from_json(&t)) {
-            Ok(p) => Some(p),
-            Err(e) => {
-                eprintln!("error: expectation profile {}: {e}", path.display());
-                return EXIT_USAGE;
-            }
-        },
+    let profile = match load_profile(args.expect.as_deref()) {
+        Ok(p) => p,
+        Err(code) => return code,
     };
     if !(args.timeout > 0.0 && args.timeout.is_finite()) {
         eprintln!("error: --timeout must be a positive number of seconds");
@@ -174,25 +162,7 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
         results: &results,
         judged: &judged,
     };
-    let mut write_failed = false;
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&report::json::render(&run)).expect("JSON values serialize");
-        write_failed |= write_file(path, text.as_bytes());
-    }
-    if let Some(path) = &args.junit {
-        write_failed |= write_file(path, report::junit::render(&run).as_bytes());
-    }
-    if let Some(dir) = &args.pcap {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: {}: {e}", dir.display());
-            write_failed = true;
-        } else {
-            for r in &results {
-                let cap = report::pcap::capture(&r.transcript, started_unix);
-                write_failed |= write_file(&dir.join(report::pcap::file_name(r.id)), &cap);
-            }
-        }
-    }
+    let write_failed = !report::write_files(&run, &args.outputs);
     if interrupted {
         println!("interrupted: the remaining checks were skipped");
     }
@@ -207,12 +177,14 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
     }
 }
 
-fn write_file(path: &std::path::Path, bytes: &[u8]) -> bool {
-    match std::fs::write(path, bytes) {
-        Ok(()) => false,
+/// Loads an expectation profile; Err(exit code) after saying why.
+pub fn load_profile(path: Option<&std::path::Path>) -> Result<Option<Expectations>, i32> {
+    let Some(path) = path else { return Ok(None) };
+    match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| Expectations::from_json(&t)) {
+        Ok(p) => Ok(Some(p)),
         Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
-            true
+            eprintln!("error: expectation profile {}: {e}", path.display());
+            Err(EXIT_USAGE)
         }
     }
 }

@@ -102,3 +102,32 @@ fn rfc5666_profile_decodes_the_extra_arm() {
     harness().args(["decode", &hex]).assert().code(1);
     harness().args(["decode", "--profile", "rfc5666-error-arm", &hex]).assert().success();
 }
+
+#[test]
+fn private_data_kind() {
+    // RFC 8797 4 (wire notes 3.1 example): 4 KiB both ways, R set, zero-padded by the CM.
+    let mut hex = String::from("f6ab0e18 01 01 03 03");
+    hex.push_str(&" 00".repeat(48));
+    let out = harness().args(["decode", "--json", "--kind", "private-data", &hex]).assert().success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["pd.status"], "ok");
+    assert_eq!(v["pd.found_at"], 0);
+    assert_eq!(v["pd.send_size"], 4096);
+    assert_eq!(v["pd.receive_size"], 4096);
+    assert_eq!(v["pd.remote_invalidation"], true);
+}
+
+#[test]
+fn version_two_is_detected_from_rdma_vers() {
+    // draft-cel-nfsv4-rpcrdma-version-two-01: RDMA2_OPTIONAL (5), rdma_optdir CALL,
+    // rdma_opttype 42 (unknown), empty rdma_optinfo.
+    let out = harness()
+        .args(["decode", "--json", "00000009 00000002 00000001 00000005 00000000 0000002a 00000000"])
+        .assert()
+        .success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    assert_eq!(v["rdma_vers"], 2);
+    assert_eq!(v["rdma_proc"], "RDMA2_OPTIONAL");
+    assert_eq!(v["rdma_optdir"], "CALL");
+    assert_eq!(v["rdma_opttype"], 42);
+}

@@ -6,6 +6,8 @@ pub mod junit;
 pub mod pcap;
 pub mod text;
 
+use std::path::{Path, PathBuf};
+
 use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_conformance::expectations::{Judged, Status};
 
@@ -50,4 +52,52 @@ impl Run<'_> {
 /// The closing line: `N passed, N failed, N skipped`.
 pub fn closing_line(t: Totals) -> String {
     format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped)
+}
+
+/// Where to write the machine-readable reports.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Outputs {
+    /// Write the JSON report here (schema rpcrdma-harness/report/v1).
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Write a JUnit XML report here.
+    #[arg(long, value_name = "FILE")]
+    pub junit: Option<PathBuf>,
+    /// Write each check's conversation as a RoCEv2 pcap into this directory.
+    #[arg(long, value_name = "DIR")]
+    pub pcap: Option<PathBuf>,
+}
+
+fn write_file(path: &Path, bytes: &[u8]) -> bool {
+    match std::fs::write(path, bytes) {
+        Ok(()) => true,
+        Err(e) => {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            false
+        }
+    }
+}
+
+/// Writes every requested report; false (after saying why) when one could not be written.
+pub fn write_files(run: &Run<'_>, out: &Outputs) -> bool {
+    let mut ok = true;
+    if let Some(path) = &out.json {
+        let text = serde_json::to_string_pretty(&json::render(run)).expect("JSON values serialize");
+        ok &= write_file(path, text.as_bytes());
+    }
+    if let Some(path) = &out.junit {
+        ok &= write_file(path, junit::render(run).as_bytes());
+    }
+    if let Some(dir) = &out.pcap {
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("error: {}: {e}", dir.display());
+            return false;
+        }
+        for r in run.results {
+            if !r.transcript.is_empty() {
+                ok &= write_file(&dir.join(pcap::file_name(r.id)), &pcap::capture(&r.transcript, run.started_unix));
+            }
+        }
+    }
+    ok
 }

@@ -1,0 +1,170 @@
+//! `rpcrdma-harness run`, `list` and `serve` end to end against the embedded peers: exit
+//! codes, the closing line, JSON and JUnit that parse and agree, expectation profiles,
+//! selection, and Ctrl-C.
+
+use std::path::PathBuf;
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn harness() -> Command {
+    Command::cargo_bin("rpcrdma-harness").unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rpcrdma-run-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn last_line(out: &[u8]) -> String {
+    String::from_utf8_lossy(out).lines().last().unwrap_or("").to_string()
+}
+
+#[test]
+fn full_run_passes_with_json_junit_and_pcaps_that_agree() {
+    let d = tmp("full");
+    let out = harness()
+        .args(["run", "--timeout", "2"])
+        .arg("--json")
+        .arg(d.join("r.json"))
+        .arg("--junit")
+        .arg(d.join("r.xml"))
+        .arg("--pcap")
+        .arg(d.join("pcap"))
+        .assert()
+        .success();
+    let stdout = out.get_output().stdout.clone();
+    let v: Value = serde_json::from_slice(&std::fs::read(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(v["schema"], "rpcrdma-harness/report/v1");
+    let checks = v["checks"].as_array().unwrap();
+    assert!(checks.len() >= 60, "{} checks", checks.len());
+    let passed = checks.iter().filter(|c| c["status"] == "pass").count();
+    assert_eq!(v["summary"]["passed"].as_u64().unwrap() as usize, passed);
+    assert_eq!(last_line(&stdout), format!("{passed} passed, 0 failed, 0 skipped"));
+    for c in checks {
+        assert!(c["id"].as_str().unwrap().split('/').count() == 3);
+        assert!(!c["requirement"].as_str().unwrap().is_empty());
+        assert!(c["transcript"].as_array().unwrap().iter().all(|e| e["hex"].as_str().unwrap().len() % 2 == 0));
+    }
+    // JUnit: well-formed XML, one testcase per check, no failures.
+    let xml = std::fs::read_to_string(d.join("r.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).expect("JUnit is well-formed XML");
+    let cases = doc.descendants().filter(|n| n.has_tag_name("testcase")).count();
+    assert_eq!(cases, checks.len());
+    assert_eq!(doc.descendants().filter(|n| n.has_tag_name("failure")).count(), 0);
+    // A pcap per check: classic pcap magic, Ethernet link type.
+    let pcaps: Vec<_> = std::fs::read_dir(d.join("pcap")).unwrap().collect();
+    assert_eq!(pcaps.len(), checks.len());
+    let first = std::fs::read(pcaps[0].as_ref().unwrap().path()).unwrap();
+    assert_eq!(&first[..4], &[0xd4, 0xc3, 0xb2, 0xa1]);
+    assert_eq!(&first[20..24], &[1, 0, 0, 0]);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_broken_peer_fails_with_details_and_exit_1() {
+    let d = tmp("broken");
+    let out = harness()
+        .args(["run", "write-chunks", "--fault", "pad-write-chunk", "--junit"])
+        .arg(d.join("r.xml"))
+        .assert()
+        .code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("× rfc8166/3.4.6.2/write-chunk-no-pad (FAIL)"), "{stdout}");
+    assert!(stdout.contains("A Responder MUST NOT write XDR roundup padding"), "{stdout}");
+    assert!(stdout.contains("Expected:") && stdout.contains("Actual:"), "{stdout}");
+    let xml = std::fs::read_to_string(d.join("r.xml")).unwrap();
+    let doc = roxmltree::Document::parse(&xml).unwrap();
+    let failed: Vec<_> = doc
+        .descendants()
+        .filter(|n| n.has_tag_name("failure"))
+        .map(|n| n.parent().unwrap().attribute("name").unwrap().to_string())
+        .collect();
+    assert!(failed.contains(&"write-chunk-no-pad".to_string()), "{failed:?}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn profiles_expect_divergences_and_report_stale_ones() {
+    let d = tmp("profile");
+    let profile = d.join("p.json");
+    std::fs::write(
+        &profile,
+        r#"{"peer": "test-peer", "divergences": [
+            {"id": "rfc8166/3.4.6.2/write-chunk-no-pad", "outcome": "fail", "reason": "pads write chunks"}]}"#,
+    )
+    .unwrap();
+    // The divergence happens: expected, exit 0.
+    let out = harness()
+        .args(["run", "rfc8166/3.4.6.2/write-chunk-no-pad", "--fault", "pad-write-chunk", "--expect"])
+        .arg(&profile)
+        .assert()
+        .success();
+    assert_eq!(last_line(&out.get_output().stdout), "1 passed, 0 failed, 0 skipped");
+    // The peer no longer diverges: an unexpected pass fails the run.
+    let out = harness().args(["run", "rfc8166/3.4.6.2/write-chunk-no-pad", "--expect"]).arg(&profile).assert().code(1);
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(stdout.contains("UNEXPECTED PASS"), "{stdout}");
+    std::fs::write(&profile, "{not json").unwrap();
+    harness().args(["run", "--expect"]).arg(&profile).assert().code(2);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn strict_counts_should_deviations() {
+    harness().args(["run", "rfc8166/4.6.1/msgp-refused", "--fault", "no-err-chunk"]).assert().success();
+    harness().args(["run", "rfc8166/4.6.1/msgp-refused", "--fault", "no-err-chunk", "--strict"]).assert().code(1);
+}
+
+#[test]
+fn selection_and_listing() {
+    let out = harness().args(["list", "credits"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("rfc8166/3.3.1/window-served"), "{text}");
+    assert!(!text.contains("rfc8166/4.5.1/vers-mismatch"), "{text}");
+    let out = harness().args(["list"]).assert().success();
+    let n: usize = last_line(&out.get_output().stdout).split_whitespace().next().unwrap().parse().unwrap();
+    assert!(n >= 60, "{n} checks");
+    harness().args(["run", "no/such/check"]).assert().code(2);
+    let out = harness().args(["run", "rfc8166/4.5", "--exclude", "rfc8166/4.5.2"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("rfc8166/4.5.1/vers-mismatch") && !text.contains("rfc8166/4.5.2/"), "{text}");
+}
+
+#[test]
+fn serve_self_test_judges_the_reference_requester() {
+    let out = harness().args(["serve", "--self-test"]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("✔ rfc8166/3.3.1/requester-within-grant"), "{text}");
+    assert_eq!(last_line(&out.get_output().stdout), "9 passed, 0 failed, 0 skipped");
+    harness().args(["serve"]).assert().code(2);
+    harness().args(["serve", "--self-test", "--grant", "0"]).assert().code(2);
+}
+
+#[test]
+fn ctrl_c_ends_the_run_with_a_report_of_what_ran() {
+    let d = tmp("sigint");
+    let json = d.join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("rpcrdma-harness");
+    let child = StdCommand::new(bin)
+        .args(["run", "--json"])
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    let status = StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
+    assert!(status.success());
+    let out = child.wait_with_output().unwrap();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("the report was written");
+    assert_eq!(v["interrupted"], true);
+    let skipped = v["summary"]["skipped"].as_u64().unwrap();
+    assert!(skipped > 0, "some checks were skipped");
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(text.contains("interrupted"), "{text}");
+    assert!(last_line(&out.stdout).ends_with(&format!("{skipped} skipped")), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
