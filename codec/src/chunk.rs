@@ -381,6 +381,116 @@ impl<'a> ChunkLists<'a> {
     }
 }
 
+/// A cursor writing into a buffer the caller has already sized: the fast path of encoding.
+/// Each write returns None instead of an error; the caller then runs the precise `Writer`
+/// path, which reports how many bytes were needed.
+#[derive(Debug)]
+pub(crate) struct Put<'b> {
+    pub(crate) out: &'b mut [u8],
+    pub(crate) pos: usize,
+}
+
+impl Put<'_> {
+    #[inline(always)]
+    pub(crate) fn bytes(&mut self, b: &[u8]) -> Option<()> {
+        let end = self.pos + b.len();
+        self.out.get_mut(self.pos..end)?.copy_from_slice(b);
+        self.pos = end;
+        Some(())
+    }
+
+    #[inline(always)]
+    pub(crate) fn u32(&mut self, v: u32) -> Option<()> {
+        self.bytes(&v.to_be_bytes())
+    }
+}
+
+impl ChunkLists<'_> {
+    /// Fast-path encoding of the three lists (see [`Put`]).
+    #[inline]
+    pub(crate) fn put(&self, p: &mut Put<'_>) -> Option<()> {
+        p.bytes(self.reads.entries)?;
+        p.u32(0)?;
+        p.bytes(self.writes.entries)?;
+        p.u32(0)?;
+        match &self.reply {
+            Some(c) => {
+                p.u32(1)?;
+                p.u32(c.segment_count() as u32)?;
+                p.bytes(c.segments)
+            }
+            None => p.u32(0),
+        }
+    }
+}
+
+/// The big-endian word at `at`, if the buffer holds it.
+#[inline(always)]
+fn word(buf: &[u8], at: usize) -> Option<u32> {
+    let b = buf.get(at..at.checked_add(4)?)?;
+    Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+impl<'a> ChunkLists<'a> {
+    /// The fast path of [`ChunkLists::decode`]: the three lists starting at `at` in `buf`,
+    /// and where they end; None for anything malformed (the caller then runs the precise
+    /// decoder, which says what and where). One bounds check per entry, no error values.
+    #[inline]
+    pub(crate) fn scan(buf: &'a [u8], at: usize) -> Option<(ChunkLists<'a>, usize)> {
+        let mut pos = at;
+        // Read list: "1 PHLOO" entries of 24 bytes, then 0.
+        let reads_start = pos;
+        loop {
+            match word(buf, pos)? {
+                0 => break,
+                1 if buf.len() - pos >= 4 + READ_ENTRY_LEN => pos += READ_ENTRY_LEN,
+                _ => return None,
+            }
+        }
+        let reads = ReadList { entries: &buf[reads_start..pos] };
+        pos += 4;
+        // Write list: "1 N HLOO*N" entries, then 0.
+        let writes_start = pos;
+        let mut count = 0;
+        loop {
+            match word(buf, pos)? {
+                0 => break,
+                1 => {
+                    let n = word(buf, pos + 4)? as u64;
+                    let len = 8 + n * SEGMENT_LEN as u64;
+                    if (buf.len() - pos) as u64 <= len {
+                        return None;
+                    }
+                    pos += len as usize;
+                    count += 1;
+                }
+                _ => return None,
+            }
+        }
+        let writes = WriteList { entries: &buf[writes_start..pos], count };
+        pos += 4;
+        // Reply chunk: 0, or "1 N HLOO*N".
+        let reply = match word(buf, pos)? {
+            0 => {
+                pos += 4;
+                None
+            }
+            1 => {
+                let n = word(buf, pos + 4)? as u64;
+                let len = n * SEGMENT_LEN as u64;
+                if ((buf.len() - pos - 8) as u64) < len {
+                    return None;
+                }
+                let start = pos + 8;
+                pos = start + len as usize;
+                Some(WriteChunk { segments: &buf[start..pos] })
+            }
+            _ => return None,
+        };
+        Some((ChunkLists { reads, writes, reply }, pos))
+    }
+}
+
 /// Writes chunk lists from plain values, for senders that build headers rather than echo
 /// decoded ones. Each method writes one list; call them in order: reads, writes, reply.
 #[derive(Debug)]

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::chunk::{ChunkLists, ChunkWriter, ReadSegment, Segment};
+use crate::chunk::{ChunkLists, ChunkWriter, Put, ReadSegment, Segment};
 use crate::error::{DecodeError, EncodeError, ErrorKind};
 use crate::profile::{ErrorArm, Profile};
 use crate::xdr::{Reader, Writer};
@@ -194,7 +194,41 @@ pub struct Message<'a> {
 
 impl<'a> Message<'a> {
     /// Decodes a Version One header at the start of `buf`.
+    #[inline]
     pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
+        match Self::scan(buf) {
+            Some(m) => Ok(m),
+            None => Self::decode_precise(buf, profile),
+        }
+    }
+
+    /// The fast path for the common forms (RDMA_MSG and RDMA_NOMSG): one pass, one bounds
+    /// check per word or entry, no error values. None sends the input to the precise decoder,
+    /// which accepts exactly the same messages and says what is wrong with the others.
+    #[inline]
+    fn scan(buf: &'a [u8]) -> Option<Message<'a>> {
+        let fixed = buf.get(..field::BODY)?;
+        let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
+        if w(field::VERS) != VERSION {
+            return None;
+        }
+        let nomsg = match w(field::PROC) {
+            0 => false,
+            1 => true,
+            _ => return None,
+        };
+        let (chunks, end) = ChunkLists::scan(buf, field::BODY)?;
+        let body = if nomsg { Body::NoMsg(chunks) } else { Body::Msg(chunks) };
+        Some(Message {
+            header: Header { xid: w(field::XID), vers: VERSION, credit: w(field::CREDIT), body },
+            payload_offset: end,
+            payload: &buf[end..],
+        })
+    }
+
+    /// The field-by-field decoder: the reference for what decodes, and the source of every
+    /// error's field, offset and kind.
+    fn decode_precise(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
         let mut r = Reader::new(buf);
         let xid = r.u32("rdma_xid")?;
         let vers = r.u32("rdma_vers")?;
@@ -292,10 +326,29 @@ impl<'a> Header<'a> {
     }
 
     /// Writes the header into `buf`; returns the length written.
+    #[inline]
     pub fn encode_into(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        if let Some(n) = self.put(buf) {
+            return Ok(n);
+        }
         let mut w = Writer::new(buf);
         self.encode(&mut w)?;
         Ok(w.len())
+    }
+
+    /// The fast path of [`Header::encode_into`] for RDMA_MSG and RDMA_NOMSG.
+    #[inline]
+    fn put(&self, buf: &mut [u8]) -> Option<usize> {
+        let (Body::Msg(chunks) | Body::NoMsg(chunks)) = &self.body else { return None };
+        let mut p = Put { out: buf, pos: 0 };
+        let fixed = p.out.get_mut(..field::BODY)?;
+        fixed[0..4].copy_from_slice(&self.xid.to_be_bytes());
+        fixed[4..8].copy_from_slice(&self.vers.to_be_bytes());
+        fixed[8..12].copy_from_slice(&self.credit.to_be_bytes());
+        fixed[12..16].copy_from_slice(&(self.body.proc_() as u32).to_be_bytes());
+        p.pos = field::BODY;
+        chunks.put(&mut p)?;
+        Some(p.pos)
     }
 }
 
@@ -518,6 +571,59 @@ mod tests {
         assert_eq!(m.payload, &[0xaa, 0xbb, 0xcc, 0xdd]);
         assert_eq!(m.header.credit, 32);
         assert!(matches!(m.header.body, Body::Msg(c) if c.is_empty()));
+    }
+
+    /// The fast path and the precise decoder accept the same inputs with the same result.
+    #[test]
+    fn fast_path_agrees_with_the_precise_decoder() {
+        let mut cases: std::vec::Vec<std::vec::Vec<u8>> = std::vec::Vec::new();
+        let full = words(&[
+            7, 1, 32, 0, 1, 44, 0x100, 4096, 0, 0x1000, 0, 1, 2, 0x200, 4096, 0, 0x2000, 0x201, 4096, 0, 0x3000, 0,
+            1, 1, 0x300, 512, 0, 0x4000, 7, 0,
+        ]);
+        for cut in 0..=full.len() {
+            cases.push(full[..cut].to_vec());
+        }
+        for i in 16..full.len() {
+            for v in [2u8, 0xff] {
+                let mut m = full.clone();
+                m[i] ^= v;
+                cases.push(m);
+            }
+        }
+        cases.push(words(&[7, 1, 1, 1, 1, 0, 1, 0x7fff_ffff, 0]));
+        cases.push(words(&[7, 1, 1, 0, 0, 1, 0x1000_0001, 0, 0, 0, 0, 0]));
+        for c in &cases {
+            let fast = Message::scan(c);
+            let precise = Message::decode_precise(c, &Profile::default());
+            match (fast, precise) {
+                (Some(f), Ok(p)) => assert_eq!(f, p),
+                (Some(f), Err(e)) => panic!("fast accepted what precise rejects ({e}): {f:?}"),
+                (None, Ok(p)) => assert!(!matches!(p.header.body, Body::Msg(_) | Body::NoMsg(_)), "fast rejected {p:?}"),
+                (None, Err(_)) => {}
+            }
+        }
+    }
+
+    #[test]
+    fn fast_encode_matches_the_writer_and_reports_short_buffers() {
+        let b = words(&[
+            7, 1, 32, 1, 1, 0, 0x100, 40, 0, 0x1000, 0, 1, 2, 0x200, 4096, 0, 0x2000, 0x201, 4096, 0, 0x3000, 0, 1, 1,
+            0x300, 512, 0, 0x4000,
+        ]);
+        let m = Message::decode(&b, &Profile::default()).unwrap();
+        let mut fast = [0u8; 128];
+        let n = m.header.encode_into(&mut fast).unwrap();
+        let mut slow = [0u8; 128];
+        let mut w = Writer::new(&mut slow);
+        m.header.encode(&mut w).unwrap();
+        assert_eq!(&fast[..n], w.written());
+        assert_eq!(&fast[..n], &b[..]);
+        for short in 0..n {
+            let e = m.header.encode_into(&mut fast[..short]).unwrap_err();
+            assert_eq!(e.available, short);
+            assert!(e.needed > short);
+        }
     }
 
     #[test]
