@@ -652,8 +652,7 @@ mod tests {
         let mut b = words(&[9, 1, 1, 4, 3]);
         let e = Message::decode(&b, &Profile::default()).unwrap_err();
         assert_eq!(e, DecodeError::new("rdma_err", 16, ErrorKind::UnknownErrorCode { value: 3 }));
-        let mut p = Profile::default();
-        p.error_arm = ErrorArm::Rfc5666;
+        let p = Profile { error_arm: ErrorArm::Rfc5666, ..Profile::default() };
         assert_eq!(Message::decode(&b, &p).unwrap_err().field, "rdma_extra");
         b.extend([0u8; 32]);
         let m = Message::decode(&b, &p).unwrap();

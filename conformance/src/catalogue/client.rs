@@ -123,17 +123,12 @@ fn within_grant(conns: &[ObservedConnection]) -> Verdict {
         let mut outstanding = 0usize;
         for (_, e) in &c.events {
             match e {
-                Observed::FromRequester(b) => {
-                    // Only messages that expect a reply count as requests.
-                    if FixedFields::decode(b).is_ok_and(|f| f.proc_ <= 1) {
-                        outstanding += 1;
-                        worst = worst.max(outstanding);
-                        if outstanding > c.grant as usize {
-                            return Verdict::fail(
-                                want,
-                                format!("{outstanding} calls outstanding with a grant of {}", c.grant),
-                            );
-                        }
+                // Only messages that expect a reply count as requests.
+                Observed::FromRequester(b) if FixedFields::decode(b).is_ok_and(|f| f.proc_ <= 1) => {
+                    outstanding += 1;
+                    worst = worst.max(outstanding);
+                    if outstanding > c.grant as usize {
+                        return Verdict::fail(want, format!("{outstanding} calls outstanding with a grant of {}", c.grant));
                     }
                 }
                 Observed::ToRequester(_) => outstanding = outstanding.saturating_sub(1),

@@ -13,8 +13,16 @@ use crate::transport::Access;
 /// Canary byte around data a peer may write.
 pub(crate) const CANARY: u8 = 0xa5;
 
+/// What a READ through a write chunk produced: the READ3 results as sent inline, the write
+/// chunk as returned, and our region's bytes afterwards.
+struct ReadThroughChunk {
+    results: Vec<u8>,
+    returned: Vec<Segment>,
+    region: Vec<u8>,
+}
+
 /// READ of `five` (5 bytes) into one write chunk of `seg_len` bytes with canaries around.
-fn read_into_write_chunk(ctx: &mut Ctx, seg_len: u32) -> Result<(Vec<u8>, Vec<Segment>, Vec<u8>), Verdict> {
+fn read_into_write_chunk(ctx: &mut Ctx, seg_len: u32) -> Result<ReadThroughChunk, Verdict> {
     start(ctx)?;
     let fh = lookup(ctx, nfs::FILE_FIVE)?;
     let region = ctx.register(seg_len, Access::WRITE);
@@ -34,12 +42,12 @@ fn read_into_write_chunk(ctx: &mut Ctx, seg_len: u32) -> Result<(Vec<u8>, Vec<Se
         .unwrap_or_default();
     let results = r.rpc().map_err(|g| Verdict::fail(want, g))?.body.to_vec();
     let written = ctx.conn().read_local(&region).expect("own region");
-    Ok((results, echo, written))
+    Ok(ReadThroughChunk { results, returned: echo, region: written })
 }
 
 fn write_chunk_no_pad(ctx: &mut Ctx) -> Verdict {
     let want = "exactly the 5 data bytes written, the canary bytes after them untouched, the write chunk returned with length 5, and no data inline";
-    let (results, echo, written) = match read_into_write_chunk(ctx, 16) {
+    let ReadThroughChunk { results, returned: echo, region: written } = match read_into_write_chunk(ctx, 16) {
         Ok(x) => x,
         Err(v) => return v,
     };

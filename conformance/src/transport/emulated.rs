@@ -235,7 +235,7 @@ impl Connection for EmulatedConnection {
         if !p.up {
             return Err(TransportError::Disconnected);
         }
-        p.sides[me].recvs.extend(std::iter::repeat(size).take(count));
+        p.sides[me].recvs.extend(std::iter::repeat_n(size, count));
         Ok(())
     }
 
