@@ -50,18 +50,22 @@ pub struct Rule {
     pub requirement: &'static str,
 }
 
-macro_rules! rules {
-    ($($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
-        /// Every rule [`check`] can report.
+/// Declares a `rules` module of [`Rule`] constants and their list `ALL`, with the doc comment
+/// given first: `rule_table! { "doc"; NAME = "id", KeyWord, "requirement"; ... }`.
+macro_rules! rule_table {
+    ($doc:literal; $($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
+        #[doc = $doc]
         pub mod rules {
-            use super::{KeyWord, Rule};
+            use $crate::check::{KeyWord, Rule};
             $(pub const $name: Rule = Rule { id: $id, key_word: KeyWord::$kw, requirement: $req };)*
             pub const ALL: &[Rule] = &[$($name),*];
         }
     };
 }
+pub(crate) use rule_table;
 
-rules! {
+rule_table! {
+    "Every rule [`check`](super::check) can report.";
     SHORT_HEADER = "rfc8166/4.5/short-header", Must,
         "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message.";
     ERROR_FROM_REQUESTER = "rfc8166/4.2.4/error-from-requester", MustNot,

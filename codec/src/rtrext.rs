@@ -651,18 +651,8 @@ impl<'a> Op<'a> {
 // ---------------------------------------------------------------------------------------------
 // Semantic checks
 
-macro_rules! rtr_rules {
-    ($($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
-        /// Rules [`check`] can report (IDs `rtrext-03/<section>/<slug>`).
-        pub mod rules {
-            use crate::check::{KeyWord, Rule};
-            $(pub const $name: Rule = Rule { id: $id, key_word: KeyWord::$kw, requirement: $req };)*
-            pub const ALL: &[Rule] = &[$($name),*];
-        }
-    };
-}
-
-rtr_rules! {
+crate::check::rule_table! {
+    "Rules [`check`](super::check) can report (IDs `rtrext-03/<section>/<slug>`).";
     RESULT_TYPE_IN_REQUEST = "rtrext-03/6.2/result-type-in-request", MustNot,
         "The cases for XMPTYPE_TOOSHORT and XMPTYPE_NOITEM are only valid in responses (Table 1: xmdp_loc in request, Sem. Invalid).";
     NO_LOCATION = "rtrext-03/7.3/no-location", Must,

@@ -930,18 +930,8 @@ impl<'s> HeaderBuilder<'s> {
 // ---------------------------------------------------------------------------------------------
 // Semantic checks
 
-macro_rules! v2_rules {
-    ($($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
-        /// Version Two base rules [`check`] can report (IDs `v2-01/<section>/<slug>`).
-        pub mod rules {
-            use crate::check::{KeyWord, Rule};
-            $(pub const $name: Rule = Rule { id: $id, key_word: KeyWord::$kw, requirement: $req };)*
-            pub const ALL: &[Rule] = &[$($name),*];
-        }
-    };
-}
-
-v2_rules! {
+crate::check::rule_table! {
+    "Version Two base rules [`check`](super::check) can report (IDs `v2-01/<section>/<slug>`).";
     MSG_WITHOUT_PAYLOAD = "v2-01/4.2.1/msg-without-payload", Must,
         "When the rdma_proc field has the value RDMA2_MSG, an RPC Payload Stream MUST follow the Transport Header Stream in the Send buffer.";
     ERROR_WITH_PAYLOAD = "v2-01/4.2.1/error-with-payload", MustNot,

@@ -3,6 +3,7 @@
 use super::format::Vector;
 use super::Decoded;
 use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::v1::{Body, ErrorBody, Message};
 use rpcrdma_codec::{DecodeError, Profile};
 
@@ -30,52 +31,76 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
         }
     }
     if let Some(c) = h.body.chunks() {
-        d.fact("read_segments", c.reads.len());
-        d.fact("read_chunks", c.reads.chunks().count());
-        d.fact("position_zero", c.reads.position_zero().is_some());
-        for (i, s) in c.reads.segments().enumerate() {
-            let t = s.target;
-            d.fact(format!("read[{i}]"), format!("{} {:#x} {} {:#x}", s.position, t.handle, t.length, t.offset));
+        chunk_facts(&mut d, c);
+    }
+    let role = v.role.as_deref().map(|r| role(&v.name, r));
+    let violations = role.map(|r| Violations::of(&m, r).iter().map(|x| x.rule.id.to_string()).collect());
+    finish(&mut d, &v.bytes, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations, |out| {
+        h.encode_into(out)
+    });
+    Ok(d)
+}
+
+/// The role a vector names.
+pub(crate) fn role(vector: &str, name: &str) -> Role {
+    match name {
+        "call" => Role::Call,
+        "reply" => Role::Reply,
+        other => panic!("{vector}: role {other}"),
+    }
+}
+
+/// The read list, write list and reply chunk, one fact per segment.
+pub(crate) fn chunk_facts(d: &mut Decoded, c: &ChunkLists<'_>) {
+    let seg = |s: &Segment| format!("{:#x} {} {:#x}", s.handle, s.length, s.offset);
+    d.fact("read_segments", c.reads.len());
+    d.fact("read_chunks", c.reads.chunks().count());
+    d.fact("position_zero", c.reads.position_zero().is_some());
+    for (i, s) in c.reads.segments().enumerate() {
+        d.fact(format!("read[{i}]"), format!("{} {}", s.position, seg(&s.target)));
+    }
+    d.fact("write_chunks", c.writes.len());
+    for (i, w) in c.writes.chunks().enumerate() {
+        d.fact(format!("write[{i}].segments"), w.segment_count());
+        for (j, s) in w.segments().enumerate() {
+            d.fact(format!("write[{i}][{j}]"), seg(&s));
         }
-        d.fact("write_chunks", c.writes.len());
-        for (i, w) in c.writes.chunks().enumerate() {
-            d.fact(format!("write[{i}].segments"), w.segment_count());
-            for (j, s) in w.segments().enumerate() {
-                d.fact(format!("write[{i}][{j}]"), format!("{:#x} {} {:#x}", s.handle, s.length, s.offset));
-            }
-        }
-        match c.reply {
-            None => d.fact("reply", "absent"),
-            Some(r) => {
-                d.fact("reply", "present");
-                d.fact("reply.segments", r.segment_count());
-                for (j, s) in r.segments().enumerate() {
-                    d.fact(format!("reply[{j}]"), format!("{:#x} {} {:#x}", s.handle, s.length, s.offset));
-                }
+    }
+    match c.reply {
+        None => d.fact("reply", "absent"),
+        Some(r) => {
+            d.fact("reply", "present");
+            d.fact("reply.segments", r.segment_count());
+            for (j, s) in r.segments().enumerate() {
+                d.fact(format!("reply[{j}]"), seg(&s));
             }
         }
     }
-    d.fact("payload_offset", m.payload_offset);
-    d.fact("payload_length", m.payload.len());
-    if matches!(h.body, Body::Msg(_)) && !m.payload.is_empty() {
-        match super::rpc::summarize(m.payload) {
+}
+
+/// What every header family ends with: where the payload is, the RPC header of a message
+/// payload, the semantic-check violations, and the bytes the encoder writes back.
+pub(crate) fn finish(
+    d: &mut Decoded,
+    input: &[u8],
+    payload_offset: usize,
+    payload: &[u8],
+    carries_rpc: bool,
+    violations: Option<Vec<String>>,
+    encode: impl FnOnce(&mut [u8]) -> Result<usize, rpcrdma_codec::EncodeError>,
+) {
+    d.fact("payload_offset", payload_offset);
+    d.fact("payload_length", payload.len());
+    if carries_rpc && !payload.is_empty() {
+        match super::rpc::summarize(payload) {
             Ok(facts) => d.facts.extend(facts),
             Err(e) => d.fact("rpc.error", e),
         }
     }
-    if let Some(role) = &v.role {
-        let role = match role.as_str() {
-            "call" => Role::Call,
-            "reply" => Role::Reply,
-            other => panic!("{}: role {other}", v.name),
-        };
-        let found = Violations::of(&m, role);
-        d.violations = Some(found.iter().map(|x| x.rule.id.to_string()).collect());
-    }
-    let mut out = vec![0u8; v.bytes.len()];
-    let n = h.encode_into(&mut out).expect("a decoded header re-encodes into a buffer of its size");
+    d.violations = violations;
+    let mut out = vec![0u8; input.len()];
+    let n = encode(&mut out).expect("a decoded header re-encodes into a buffer of its size");
     out.truncate(n);
-    out.extend_from_slice(m.payload);
+    out.extend_from_slice(payload);
     d.reencoded = Some(out);
-    Ok(d)
 }

@@ -3,7 +3,6 @@
 
 use super::format::{hex, Vector};
 use super::Decoded;
-use rpcrdma_codec::check::Role;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::profile::PropertyIds;
 use rpcrdma_codec::rtrext::{self, GrpInfo, Loc, OptrDetail, RsdLoc, XmsId};
@@ -187,29 +186,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
             if let Some(dir) = c.direction {
                 d.fact("rdma_direction", dir.name());
             }
-            let c = &c.lists;
-            d.fact("read_segments", c.reads.len());
-            d.fact("read_chunks", c.reads.chunks().count());
-            for (i, s) in c.reads.segments().enumerate() {
-                d.fact(format!("read[{i}]"), format!("{} {}", s.position, seg(&s.target)));
-            }
-            d.fact("write_chunks", c.writes.len());
-            for (i, w) in c.writes.chunks().enumerate() {
-                d.fact(format!("write[{i}].segments"), w.segment_count());
-                for (j, s) in w.segments().enumerate() {
-                    d.fact(format!("write[{i}][{j}]"), seg(&s));
-                }
-            }
-            match c.reply {
-                None => d.fact("reply", "absent"),
-                Some(r) => {
-                    d.fact("reply", "present");
-                    d.fact("reply.segments", r.segment_count());
-                    for (j, s) in r.segments().enumerate() {
-                        d.fact(format!("reply[{j}]"), seg(&s));
-                    }
-                }
-            }
+            super::v1::chunk_facts(&mut d, &c.lists);
         }
         Body::Error(e) => {
             d.fact("rdma_err", e.body.name());
@@ -250,27 +227,10 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
             }
         }
     }
-    d.fact("payload_offset", m.payload_offset);
-    d.fact("payload_length", m.payload.len());
-    if matches!(h.body, Body::Msg(_)) && !m.payload.is_empty() {
-        match super::rpc::summarize(m.payload) {
-            Ok(facts) => d.facts.extend(facts),
-            Err(e) => d.fact("rpc.error", e),
-        }
-    }
-    if let Some(role) = &v.role {
-        let role = match role.as_str() {
-            "call" => Role::Call,
-            "reply" => Role::Reply,
-            other => panic!("{}: role {other}", v.name),
-        };
-        let found = v2::check(&m, role);
-        d.violations = Some(found.iter().map(|x| x.rule.id.to_string()).collect());
-    }
-    let mut out = vec![0u8; v.bytes.len()];
-    let n = h.encode_into(&mut out).expect("a decoded header re-encodes into a buffer of its size");
-    out.truncate(n);
-    out.extend_from_slice(m.payload);
-    d.reencoded = Some(out);
+    let role = v.role.as_deref().map(|r| super::v1::role(&v.name, r));
+    let violations = role.map(|r| v2::check(&m, r).iter().map(|x| x.rule.id.to_string()).collect());
+    super::v1::finish(&mut d, &v.bytes, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations, |out| {
+        h.encode_into(out)
+    });
     Ok(d)
 }

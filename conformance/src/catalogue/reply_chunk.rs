@@ -8,23 +8,28 @@ use rpcrdma_codec::v1::Body;
 use super::nfs;
 use super::{lookup, start, CallMsg};
 use crate::engine::{expect, Check, Ctx, Received, Verdict};
-use crate::transport::Access;
+use crate::transport::{Access, Region};
 
-fn long_reply_via_reply_chunk(ctx: &mut Ctx) -> Verdict {
+/// Connects with a 1024-byte receive size and sends a READDIR of `dir` (a reply of about
+/// 1.1 KiB) offering a reply chunk of `chunk_len` bytes; the call, the region and the answer.
+fn long_readdir(ctx: &mut Ctx, chunk_len: u32) -> Result<(CallMsg, Region, Received), Verdict> {
     ctx.options.receive_size = 1024;
-    if let Err(v) = start(ctx) {
-        return v;
-    }
-    let dir = match lookup(ctx, nfs::DIR_MANY) {
-        Ok(fh) => fh,
-        Err(v) => return v,
-    };
-    let region = ctx.register(16384, Access::WRITE);
+    start(ctx)?;
+    let dir = lookup(ctx, nfs::DIR_MANY)?;
+    let region = ctx.register(chunk_len, Access::WRITE);
     let mut call = CallMsg::nfs3(ctx, nfs::PROC_READDIR, nfs::readdir_args(&dir, 0, [0; 8], 8192));
     call.reply = Some(vec![region.segment()]);
-    let want = "RDMA_NOMSG with the reply chunk holding the whole RPC reply (our receive size is 1024)";
     let ex = ctx.call(call.xid, &call.msg());
-    let r = match expect::reply_to(&ex.received, call.xid) {
+    Ok((call, region, ex.received))
+}
+
+fn long_reply_via_reply_chunk(ctx: &mut Ctx) -> Verdict {
+    let (call, region, received) = match long_readdir(ctx, 16384) {
+        Ok(x) => x,
+        Err(v) => return v,
+    };
+    let want = "RDMA_NOMSG with the reply chunk holding the whole RPC reply (our receive size is 1024)";
+    let r = match expect::reply_to(&received, call.xid) {
         Ok(r) => r,
         Err(got) => return Verdict::fail(want, got),
     };
@@ -72,26 +77,16 @@ fn reply_chunk_for_small_reply(ctx: &mut Ctx) -> Verdict {
 }
 
 fn reply_chunk_too_small(ctx: &mut Ctx) -> Verdict {
-    ctx.options.receive_size = 1024;
-    if let Err(v) = start(ctx) {
-        return v;
-    }
-    let dir = match lookup(ctx, nfs::DIR_MANY) {
-        Ok(fh) => fh,
+    let (call, _region, received) = match long_readdir(ctx, 64) {
+        Ok(x) => x,
         Err(v) => return v,
     };
-    let region = ctx.register(64, Access::WRITE);
-    let mut call = CallMsg::nfs3(ctx, nfs::PROC_READDIR, nfs::readdir_args(&dir, 0, [0; 8], 8192));
-    call.reply = Some(vec![region.segment()]);
     let want = "ERR_CHUNK, or an RPC reply that fits our 1024-byte receive; never a Send larger than 1024 bytes";
-    let ex = ctx.call(call.xid, &call.msg());
-    match &ex.received {
-        Received::Message { bytes, .. } if bytes.len() <= 1024 => {
-            match expect::err_chunk(&ex.received, call.xid) {
-                Ok(_) => Verdict::pass(want, "ERR_CHUNK"),
-                Err(_) => Verdict::pass(want, format!("a {}-byte reply: {}", bytes.len(), ex.received.describe())),
-            }
-        }
+    match &received {
+        Received::Message { bytes, .. } if bytes.len() <= 1024 => match expect::err_chunk(&received, call.xid) {
+            Ok(_) => Verdict::pass(want, "ERR_CHUNK"),
+            Err(_) => Verdict::pass(want, format!("a {}-byte reply: {}", bytes.len(), received.describe())),
+        },
         Received::Disconnected => Verdict::lax(want, "the peer closed the connection (RFC 8166 4.5.3 allows this for RDMA errors)"),
         other => Verdict::fail(want, other.describe()),
     }

@@ -139,28 +139,14 @@ impl EmulatedConnection {
             return Ok(());
         };
         if msg.len() > size {
-            p.sides[peer].events.push_back(Event::Recv {
-                status: WcStatus::LocalLengthError,
-                data: Vec::new(),
-                invalidated: None,
-            });
-            p.sides[me].events.push_back(Event::SendDone { status: WcStatus::RemoteInvalidRequest });
-            p.fail();
-            self.shared.changed.notify_all();
+            self.fail_send(&mut p, WcStatus::LocalLengthError);
             return Ok(());
         }
         if let Some(handle) = invalidate {
             match p.sides[peer].regions.get_mut(&handle) {
                 Some(m) if m.valid => m.valid = false,
                 _ => {
-                    p.sides[peer].events.push_back(Event::Recv {
-                        status: WcStatus::LocalProtectionError,
-                        data: Vec::new(),
-                        invalidated: None,
-                    });
-                    p.sides[me].events.push_back(Event::SendDone { status: WcStatus::RemoteInvalidRequest });
-                    p.fail();
-                    self.shared.changed.notify_all();
+                    self.fail_send(&mut p, WcStatus::LocalProtectionError);
                     return Ok(());
                 }
             }
@@ -173,6 +159,16 @@ impl EmulatedConnection {
         p.sides[me].events.push_back(Event::SendDone { status: WcStatus::Success });
         self.shared.changed.notify_all();
         Ok(())
+    }
+
+    /// A Send the receiver could not take: its receive completes with `at_receiver`, ours
+    /// with remote invalid request, and both queue pairs go to the error state.
+    fn fail_send(&self, p: &mut Pair, at_receiver: WcStatus) {
+        let (me, peer) = (self.side, self.peer());
+        p.sides[peer].events.push_back(Event::Recv { status: at_receiver, data: Vec::new(), invalidated: None });
+        p.sides[me].events.push_back(Event::SendDone { status: WcStatus::RemoteInvalidRequest });
+        p.fail();
+        self.shared.changed.notify_all();
     }
 
     /// Checks a one-sided access against the peer's region; on failure the connection fails
