@@ -5,6 +5,9 @@
 
 mod ext;
 pub mod format;
+mod embedded {
+    include!(concat!(env!("OUT_DIR"), "/embedded.rs"));
+}
 mod rpc;
 mod v1;
 mod v2;
@@ -29,6 +32,19 @@ impl Decoded {
     pub fn fact(&mut self, name: impl Into<String>, value: impl ToString) {
         self.facts.push((name.into(), value.to_string()));
     }
+}
+
+/// A golden vector by name (`v1/notbool-writes-7`), from the copy built into the library.
+pub fn embedded(name: &str) -> Option<Vector> {
+    embedded::EMBEDDED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(n, text)| Vector::parse(text).unwrap_or_else(|e| panic!("embedded vector {n}: {e}")))
+}
+
+/// The names of all embedded vectors.
+pub fn embedded_names() -> impl Iterator<Item = &'static str> {
+    embedded::EMBEDDED.iter().map(|(n, _)| *n)
 }
 
 /// The vector kinds.

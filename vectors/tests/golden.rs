@@ -41,3 +41,13 @@ fn a_wrong_fact_is_caught() {
     let err = r.unwrap_err();
     assert!(err.contains("rdma_credit: want 33, got 32"), "{err}");
 }
+
+#[test]
+fn every_vector_file_is_embedded_and_parses() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let on_disk = rpcrdma_vectors::verify_dir(root).len();
+    assert_eq!(rpcrdma_vectors::embedded_names().count(), on_disk);
+    let v = rpcrdma_vectors::embedded("v1/notbool-writes-7").expect("embedded");
+    assert_eq!(v.kind, "header");
+    assert_eq!(&v.bytes[20..24], &[0, 0, 0, 7], "the write-list discriminator of the vector");
+}

@@ -135,32 +135,24 @@ fn xid_mismatch(ctx: &mut Ctx) -> Verdict {
     expect_err_chunk(ctx, xid, &msg)
 }
 
-/// A header whose body is `body` (after the four fixed words).
-fn raw_body(ctx: &mut Ctx, body: &[u32]) -> (u32, Vec<u8>) {
-    let xid = ctx.xid();
-    let words: Vec<u8> = body.iter().flat_map(|w| w.to_be_bytes()).collect();
-    let mut buf = vec![0u8; 16 + words.len()];
-    let n = HeaderBuilder::msg(xid, ctx.options.credits_requested).raw_body(&words).encode(&mut buf).expect("sized");
-    buf.truncate(n);
-    (xid, buf)
-}
-
 fn truncated_read_list(ctx: &mut Ctx) -> Verdict {
-    // One read-list entry cut after its handle: "1 P H" and nothing more (12 + 16 = 28 bytes).
-    let (xid, msg) = raw_body(ctx, &[1, 0, 0x1234]);
+    // One read-list entry cut after its handle (golden vector: 28 bytes, "1 P H").
+    let xid = ctx.xid();
+    let msg = ctx.golden("v1/trunc-28-after-handle", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 
 fn not_bool_discriminator(ctx: &mut Ctx) -> Verdict {
-    let (xid, mut msg) = raw_body(ctx, &[0, 7, 0]);
-    msg.extend_from_slice(&ctx.null_call(xid)[28..]);
+    // RDMA_NOMSG whose write-list discriminator is 7 (golden vector).
+    let xid = ctx.xid();
+    let msg = ctx.golden("v1/notbool-writes-7", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 
 fn huge_segment_count(ctx: &mut Ctx) -> Verdict {
-    // A write chunk claiming 2^32 - 1 segments in a short message.
-    let (xid, mut msg) = raw_body(ctx, &[0, 1, u32::MAX, 0, 0]);
-    msg.extend_from_slice(&ctx.null_call(xid)[28..]);
+    // A write chunk claiming 2^32 - 1 segments in a 40-byte message (golden vector).
+    let xid = ctx.xid();
+    let msg = ctx.golden("v1/count-write-ffffffff", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 

@@ -271,6 +271,17 @@ impl<'c> Ctx<'c> {
         self.recv_until(deadline)
     }
 
+    /// A golden vector's bytes (`v1/notbool-writes-7`) with its rdma_xid replaced by `xid`,
+    /// so a reply can be matched to it. Panics (a failed check) for an unknown name.
+    pub fn golden(&self, name: &str, xid: u32) -> Vec<u8> {
+        let v = rpcrdma_vectors::embedded(name).unwrap_or_else(|| panic!("no golden vector {name}"));
+        let mut b = v.bytes;
+        if b.len() >= 4 {
+            b[..4].copy_from_slice(&xid.to_be_bytes());
+        }
+        b
+    }
+
     /// An RDMA_MSG carrying an NFSv3 NULL call with AUTH_NONE.
     pub fn null_call(&self, xid: u32) -> Vec<u8> {
         self.rpc_call(xid, NFS_PROGRAM, NFS_V3, 0, &[])
