@@ -103,7 +103,7 @@ rule_table! {
 /// One rule broken by one message, with the value and byte offset that show it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Violation {
-    pub rule: Rule,
+    pub rule: &'static Rule,
     /// The offending value (a position, a credit, a length), when there is one.
     pub value: Option<u64>,
     /// Byte offset of the offending field in the message, when there is one.
@@ -111,11 +111,11 @@ pub struct Violation {
 }
 
 impl Violation {
-    fn new(rule: Rule) -> Self {
+    pub(crate) fn new(rule: &'static Rule) -> Self {
         Violation { rule, value: None, offset: None }
     }
 
-    fn at(rule: Rule, value: u64, offset: usize) -> Self {
+    pub(crate) fn at(rule: &'static Rule, value: u64, offset: usize) -> Self {
         Violation { rule, value: Some(value), offset: Some(offset) }
     }
 
@@ -145,51 +145,51 @@ pub fn check(msg: &Message<'_>, role: Role, mut report: impl FnMut(Violation)) {
     let h = &msg.header;
     let total_len = msg.payload_offset + msg.payload.len();
     if role == Role::Call && total_len < MIN_HEADER_LEN {
-        report(Violation::at(rules::SHORT_HEADER, total_len as u64, 0));
+        report(Violation::at(&rules::SHORT_HEADER, total_len as u64, 0));
     }
     if role == Role::Reply && h.credit == 0 {
-        report(Violation::at(rules::ZERO_CREDIT_GRANT, 0, crate::v1::field::CREDIT));
+        report(Violation::at(&rules::ZERO_CREDIT_GRANT, 0, crate::v1::field::CREDIT));
     }
     match &h.body {
         Body::Error(e) => {
             if role == Role::Call {
-                report(Violation::new(rules::ERROR_FROM_REQUESTER));
+                report(Violation::new(&rules::ERROR_FROM_REQUESTER));
             }
             if let ErrorBody::Vers { low, high } = e {
                 if low > high {
-                    report(Violation::at(rules::VERS_RANGE, *low as u64, 20));
+                    report(Violation::at(&rules::VERS_RANGE, *low as u64, 20));
                 }
             }
         }
-        Body::Done => report(Violation::new(rules::DONE_SENT)),
-        Body::MsgP { .. } => report(Violation::new(rules::MSGP_SENT)),
+        Body::Done => report(Violation::new(&rules::DONE_SENT)),
+        Body::MsgP { .. } => report(Violation::new(&rules::MSGP_SENT)),
         Body::Msg(_) | Body::NoMsg(_) => {}
     }
     let Some(chunks) = h.body.chunks() else { return };
     if let Body::NoMsg(c) = &h.body {
         if c.is_empty() {
-            report(Violation::new(rules::NOMSG_WITHOUT_CHUNKS));
+            report(Violation::new(&rules::NOMSG_WITHOUT_CHUNKS));
         }
     }
     if matches!(h.body, Body::Msg(_) | Body::MsgP { .. }) {
         if msg.payload.len() < 4 {
-            report(Violation::at(rules::MSG_WITHOUT_PAYLOAD, msg.payload.len() as u64, msg.payload_offset));
+            report(Violation::at(&rules::MSG_WITHOUT_PAYLOAD, msg.payload.len() as u64, msg.payload_offset));
         } else {
             let p = msg.payload;
             let rpc_xid = u32::from_be_bytes([p[0], p[1], p[2], p[3]]);
             if rpc_xid != h.xid {
-                report(Violation::at(rules::XID_MISMATCH, rpc_xid as u64, msg.payload_offset));
+                report(Violation::at(&rules::XID_MISMATCH, rpc_xid as u64, msg.payload_offset));
             }
         }
     }
     match role {
         Role::Reply => {
             if !chunks.reads.is_empty() {
-                report(Violation::at(rules::READS_IN_REPLY, chunks.reads.len() as u64, 16));
+                report(Violation::at(&rules::READS_IN_REPLY, chunks.reads.len() as u64, 16));
             }
             if let (Body::Msg(_), Some(reply)) = (&h.body, &chunks.reply) {
                 if reply.length() > 0 {
-                    report(Violation::new(rules::REPLY_CHUNK_IN_MSG_REPLY));
+                    report(Violation::new(&rules::REPLY_CHUNK_IN_MSG_REPLY));
                 }
             }
         }
@@ -205,7 +205,7 @@ fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report
     const ENTRY_OFFSET: usize = 16 + 4;
     for (i, s) in reads.segments().enumerate() {
         if s.position % 4 != 0 {
-            report(Violation::at(rules::POSITION_ALIGNMENT, s.position as u64, ENTRY_OFFSET + i * 24));
+            report(Violation::at(&rules::POSITION_ALIGNMENT, s.position as u64, ENTRY_OFFSET + i * 24));
         }
     }
     // A chunk split across the list has no single place in list order; report the split
@@ -216,7 +216,7 @@ fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report
         for (i, a) in reads.chunks().enumerate() {
             if reads.chunks().skip(i + 1).any(|b| b.position == a.position) {
                 split = true;
-                report(Violation { value: Some(a.position as u64), ..Violation::new(rules::READ_CHUNK_SPLIT) });
+                report(Violation { value: Some(a.position as u64), ..Violation::new(&rules::READ_CHUNK_SPLIT) });
             }
         }
     }
@@ -230,12 +230,12 @@ fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report
     for c in reads.chunks() {
         let pos = c.position as u64;
         if pos == 0 && is_msg {
-            report(Violation::at(rules::POSITION_ZERO_IN_MSG, 0, ENTRY_OFFSET));
+            report(Violation::at(&rules::POSITION_ZERO_IN_MSG, 0, ENTRY_OFFSET));
         }
         if prev_end.is_some_and(|end| pos < end) {
-            report(Violation { value: Some(pos), ..Violation::new(rules::READ_CHUNKS_OVERLAP) });
+            report(Violation { value: Some(pos), ..Violation::new(&rules::READ_CHUNKS_OVERLAP) });
         } else if is_msg && pos.saturating_sub(reduced_before) > inline_len as u64 {
-            report(Violation { value: Some(pos), ..Violation::new(rules::POSITION_BEYOND_PAYLOAD) });
+            report(Violation { value: Some(pos), ..Violation::new(&rules::POSITION_BEYOND_PAYLOAD) });
         }
         let item = round_up4(c.length().min(usize::MAX as u64 >> 1) as usize) as u64;
         reduced_before = reduced_before.saturating_add(item);
@@ -252,21 +252,35 @@ pub struct Violations {
     pub overflow: usize,
 }
 
+impl Default for Violations {
+    fn default() -> Self {
+        Violations { items: [None; Self::CAPACITY], len: 0, overflow: 0 }
+    }
+}
+
 impl Violations {
     pub const CAPACITY: usize = 16;
 
     /// Runs [`check`] and collects what it reports.
     pub fn of(msg: &Message<'_>, role: Role) -> Violations {
-        let mut v = Violations { items: [None; Self::CAPACITY], len: 0, overflow: 0 };
-        check(msg, role, |x| {
-            if v.len < Self::CAPACITY {
-                v.items[v.len] = Some(x);
-                v.len += 1;
-            } else {
-                v.overflow += 1;
-            }
-        });
+        let mut v = Violations::default();
+        check(msg, role, |x| v.push(x));
         v
+    }
+
+    /// Adds a violation (counted in `overflow` past the capacity).
+    pub fn push(&mut self, v: Violation) {
+        if self.len < Self::CAPACITY {
+            self.items[self.len] = Some(v);
+            self.len += 1;
+        } else {
+            self.overflow += 1;
+        }
+    }
+
+    /// Adds a violation of `rule`.
+    pub(crate) fn rule(&mut self, rule: &'static Rule, value: Option<u64>, offset: Option<usize>) {
+        self.push(Violation { rule, value, offset });
     }
 
     pub fn len(&self) -> usize {

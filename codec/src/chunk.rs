@@ -38,9 +38,17 @@ impl Segment {
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.u32(self.handle)?;
-        w.u32(self.length)?;
-        w.u64(self.offset)
+        w.bytes(&self.to_bytes())
+    }
+
+    /// The 16 bytes of the segment on the wire ("HLOO").
+    #[inline]
+    pub fn to_bytes(&self) -> [u8; SEGMENT_LEN] {
+        let mut b = [0u8; SEGMENT_LEN];
+        b[0..4].copy_from_slice(&self.handle.to_be_bytes());
+        b[4..8].copy_from_slice(&self.length.to_be_bytes());
+        b[8..16].copy_from_slice(&self.offset.to_be_bytes());
+        b
     }
 }
 
@@ -426,7 +434,7 @@ impl ChunkLists<'_> {
 
 /// The big-endian word at `at`, if the buffer holds it.
 #[inline(always)]
-fn word(buf: &[u8], at: usize) -> Option<u32> {
+pub(crate) fn word(buf: &[u8], at: usize) -> Option<u32> {
     let b = buf.get(at..at.checked_add(4)?)?;
     Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }

@@ -679,7 +679,7 @@ fn check_dp(dp: &GrpInfo<'_>, in_request: bool, out: &mut Violations) {
     for m in dp.iter() {
         let kind = m.loc.kind();
         if in_request && matches!(kind, XmdpType::TooShort | XmdpType::NoItem) {
-            out.rule(rules::RESULT_TYPE_IN_REQUEST, Some(kind as u64), None);
+            out.rule(&rules::RESULT_TYPE_IN_REQUEST, Some(kind as u64), None);
         }
         let empty = match &m.loc {
             Loc::Exrw(s) => s.is_empty(),
@@ -687,7 +687,7 @@ fn check_dp(dp: &GrpInfo<'_>, in_request: bool, out: &mut Violations) {
             Loc::TooShort | Loc::NoItem => false,
         };
         if empty && m.length > 0 {
-            out.rule(rules::NO_LOCATION, Some(m.length as u64), None);
+            out.rule(&rules::NO_LOCATION, Some(m.length as u64), None);
         }
     }
 }
@@ -696,11 +696,11 @@ fn check_rsd(rsd: &RsdGroup<'_>, out: &mut Violations) {
     let mut prev: Option<RsdRange> = None;
     for s in rsd.iter() {
         if s.range.begin > s.range.end {
-            out.rule(rules::RSDRANGE_INVERTED, Some(s.range.begin as u64), None);
+            out.rule(&rules::RSDRANGE_INVERTED, Some(s.range.begin as u64), None);
         }
         // Ranges are read as half-open [begin, end): the next may start where one ends.
         if prev.is_some_and(|p| s.range.begin < p.end) {
-            out.rule(rules::RSDRANGE_ORDER, Some(s.range.begin as u64), None);
+            out.rule(&rules::RSDRANGE_ORDER, Some(s.range.begin as u64), None);
         }
         prev = Some(s.range);
     }
@@ -710,31 +710,31 @@ fn check_rsd(rsd: &RsdGroup<'_>, out: &mut Violations) {
 /// `payload_len` bytes, adding what it finds to `out`.
 pub fn check_into(op: &Op<'_>, dir: Option<MsgType>, payload_len: usize, out: &mut Violations) {
     if op.pslen().is_some_and(|n| n as usize > payload_len) {
-        out.rule(rules::PSLEN_BEYOND_TRANSMISSION, op.pslen().map(u64::from), None);
+        out.rule(&rules::PSLEN_BEYOND_TRANSMISSION, op.pslen().map(u64::from), None);
     }
     match op {
         Op::XmtReq(o) => {
             if dir == Some(MsgType::Reply) {
-                out.rule(rules::XMTREQ_NOT_CALL, Some(1), None);
+                out.rule(&rules::XMTREQ_NOT_CALL, Some(1), None);
             }
             if o.count == 0 {
-                out.rule(rules::XMTREQ_COUNT_ZERO, Some(0), None);
+                out.rule(&rules::XMTREQ_COUNT_ZERO, Some(0), None);
             }
             check_dp(&o.dp, true, out);
             check_rsd(&o.rsd, out);
         }
         Op::XmtResp(o) => {
             if dir == Some(MsgType::Call) {
-                out.rule(rules::XMTRESP_NOT_REPLY, Some(0), None);
+                out.rule(&rules::XMTRESP_NOT_REPLY, Some(0), None);
             }
             if o.count == 0 {
-                out.rule(rules::XMTRESP_COUNT_ZERO, Some(0), None);
+                out.rule(&rules::XMTRESP_COUNT_ZERO, Some(0), None);
             }
             check_dp(&o.dp, false, out);
         }
         Op::XmtCont(o) => {
             if o.xnum == 0 {
-                out.rule(rules::XNUM_ZERO, Some(0), None);
+                out.rule(&rules::XNUM_ZERO, Some(0), None);
             }
         }
         Op::ReptErr(_) => {}

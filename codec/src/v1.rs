@@ -202,9 +202,10 @@ impl<'a> Message<'a> {
         }
     }
 
-    /// The fast path for the common forms (RDMA_MSG and RDMA_NOMSG): one pass, one bounds
-    /// check per word or entry, no error values. None sends the input to the precise decoder,
-    /// which accepts exactly the same messages and says what is wrong with the others.
+    /// The fast path for the common forms (RDMA_MSG, RDMA_NOMSG, ERR_VERS, ERR_CHUNK): one
+    /// pass, one bounds check per word or entry, no error values. None sends the input to the
+    /// precise decoder, which accepts exactly the same messages and says what is wrong with the
+    /// others.
     #[inline]
     fn scan(buf: &'a [u8]) -> Option<Message<'a>> {
         let fixed = buf.get(..field::BODY)?;
@@ -215,12 +216,32 @@ impl<'a> Message<'a> {
         let nomsg = match w(field::PROC) {
             0 => false,
             1 => true,
+            4 => return Self::scan_error(buf, w(field::XID), w(field::CREDIT)),
             _ => return None,
         };
         let (chunks, end) = ChunkLists::scan(buf, field::BODY)?;
         let body = if nomsg { Body::NoMsg(chunks) } else { Body::Msg(chunks) };
         Some(Message {
             header: Header { xid: w(field::XID), vers: VERSION, credit: w(field::CREDIT), body },
+            payload_offset: end,
+            payload: &buf[end..],
+        })
+    }
+
+    /// The fast path for RDMA_ERROR with ERR_VERS or ERR_CHUNK.
+    #[inline(never)]
+    fn scan_error(buf: &'a [u8], xid: u32, credit: u32) -> Option<Message<'a>> {
+        let word = |at| crate::chunk::word(buf, at);
+        let (body, end) = match word(field::BODY)? {
+            ERR_VERS => {
+                let (low, high) = (word(field::BODY + 4)?, word(field::BODY + 8)?);
+                (ErrorBody::Vers { low, high }, field::BODY + 12)
+            }
+            ERR_CHUNK => (ErrorBody::Chunk, field::BODY + 4),
+            _ => return None,
+        };
+        Some(Message {
+            header: Header { xid, vers: VERSION, credit, body: Body::Error(body) },
             payload_offset: end,
             payload: &buf[end..],
         })
@@ -548,10 +569,55 @@ impl<'s> HeaderBuilder<'s> {
     }
 
     /// Writes the header into `buf`; returns its length.
+    #[inline]
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        if let Some(n) = self.put(buf) {
+            return Ok(n);
+        }
         let mut w = Writer::new(buf);
         self.write(&mut w)?;
         Ok(w.len())
+    }
+
+    /// The fast path of [`HeaderBuilder::encode`] for well-formed chunk lists (see [`Put`]);
+    /// None leaves the rest (and the error) to [`HeaderBuilder::write`].
+    #[inline]
+    fn put(&self, buf: &mut [u8]) -> Option<usize> {
+        if self.shape != Shape::Lists || self.raw_body.is_some() {
+            return None;
+        }
+        let mut p = Put { out: buf, pos: 0 };
+        for v in [self.xid, self.vers, self.credit, self.proc_] {
+            p.u32(v)?;
+        }
+        for s in self.reads {
+            // One copy per entry: "1 P HLOO".
+            let mut e = [0u8; crate::chunk::READ_ENTRY_LEN];
+            e[3] = 1;
+            e[4..8].copy_from_slice(&s.position.to_be_bytes());
+            e[8..].copy_from_slice(&s.target.to_bytes());
+            p.bytes(&e)?;
+        }
+        p.u32(0)?;
+        for chunk in self.writes {
+            p.u32(1)?;
+            p.u32(chunk.len() as u32)?;
+            for s in *chunk {
+                p.bytes(&s.to_bytes())?;
+            }
+        }
+        p.u32(0)?;
+        match self.reply {
+            None => p.u32(0)?,
+            Some(segs) => {
+                p.u32(1)?;
+                p.u32(segs.len() as u32)?;
+                for s in segs {
+                    p.bytes(&s.to_bytes())?;
+                }
+            }
+        }
+        Some(p.pos)
     }
 }
 
@@ -592,6 +658,11 @@ mod tests {
             }
         }
         cases.push(words(&[7, 1, 1, 1, 1, 0, 1, 0x7fff_ffff, 0]));
+        for err in [&[1u32, 1, 2][..], &[1, 1], &[2], &[2, 9], &[3], &[]] {
+            let mut w = std::vec![7, 1, 1, 4];
+            w.extend_from_slice(err);
+            cases.push(words(&w));
+        }
         cases.push(words(&[7, 1, 1, 0, 0, 1, 0x1000_0001, 0, 0, 0, 0, 0]));
         for c in &cases {
             let fast = Message::scan(c);
@@ -599,7 +670,10 @@ mod tests {
             match (fast, precise) {
                 (Some(f), Ok(p)) => assert_eq!(f, p),
                 (Some(f), Err(e)) => panic!("fast accepted what precise rejects ({e}): {f:?}"),
-                (None, Ok(p)) => assert!(!matches!(p.header.body, Body::Msg(_) | Body::NoMsg(_)), "fast rejected {p:?}"),
+                (None, Ok(p)) => assert!(
+                    matches!(p.header.body, Body::MsgP { .. } | Body::Done | Body::Error(ErrorBody::Other { .. })),
+                    "fast rejected {p:?}"
+                ),
                 (None, Err(_)) => {}
             }
         }
@@ -686,6 +760,23 @@ mod tests {
         assert_eq!(c.reads.segments().next(), Some(reads[0]));
         assert_eq!(c.writes.len(), 1);
         assert_eq!(c.reply.unwrap().length(), 8192);
+    }
+
+    #[test]
+    fn builder_fast_path_matches_the_writer() {
+        let reads = [ReadSegment::new(44, 1, 5, 0x10), ReadSegment::new(44, 2, 7, 0x20)];
+        let seg = [Segment::new(3, 8192, 0x30), Segment::new(4, 4, 0x40)];
+        let writes: [&[Segment]; 2] = [&seg, &[]];
+        let b = HeaderBuilder::msg(9, 32).read_list(&reads).write_list(&writes).reply_chunk(&seg[..1]);
+        let mut fast = [0u8; 256];
+        let n = b.encode(&mut fast).unwrap();
+        let mut slow = [0u8; 256];
+        let mut w = Writer::new(&mut slow);
+        b.write(&mut w).unwrap();
+        assert_eq!(&fast[..n], w.written());
+        for short in 0..n {
+            assert_eq!(b.encode(&mut fast[..short]).unwrap_err().available, short);
+        }
     }
 
     #[test]

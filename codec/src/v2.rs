@@ -8,7 +8,8 @@
 
 use core::fmt;
 
-use crate::check::{Role, Rule, Violation};
+pub use crate::check::Violations;
+use crate::check::Role;
 use crate::chunk::{ChunkLists, ChunkWriter, ReadSegment, Segment};
 use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
 use crate::profile::{Profile, V2Envelope, V2ErrorNumbering};
@@ -944,54 +945,6 @@ crate::check::rule_table! {
         "When the rdma_proc field has the value RDMA2_OPTIONAL and no RPC message payload is present, a Requester MUST set the value of the rdma_optdir field to CALL, and a Responder MUST set the value of the rdma_optdir field to REPLY.";
 }
 
-/// Up to [`Violations::CAPACITY`] violations, collected without allocating.
-#[derive(Debug, Clone, Copy)]
-pub struct Violations {
-    items: [Option<Violation>; Violations::CAPACITY],
-    len: usize,
-    /// Violations that did not fit.
-    pub overflow: usize,
-}
-
-impl Default for Violations {
-    fn default() -> Self {
-        Violations { items: [None; Self::CAPACITY], len: 0, overflow: 0 }
-    }
-}
-
-impl Violations {
-    pub const CAPACITY: usize = 16;
-
-    pub fn push(&mut self, v: Violation) {
-        if self.len < Self::CAPACITY {
-            self.items[self.len] = Some(v);
-            self.len += 1;
-        } else {
-            self.overflow += 1;
-        }
-    }
-
-    pub(crate) fn rule(&mut self, rule: Rule, value: Option<u64>, offset: Option<usize>) {
-        self.push(Violation { rule, value, offset });
-    }
-
-    pub fn len(&self) -> usize {
-        self.len
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.len == 0
-    }
-
-    pub fn iter(&self) -> impl Iterator<Item = &Violation> {
-        self.items[..self.len].iter().flatten()
-    }
-
-    pub fn contains(&self, id: &str) -> bool {
-        self.iter().any(|v| v.rule.id == id)
-    }
-}
-
 /// Checks a decoded Version Two message sent in `role` against the base draft's direction
 /// and payload rules, then the extension's rules ([`rtrext::check`]).
 pub fn check(msg: &Message<'_>, role: Role) -> Violations {
@@ -1000,21 +953,21 @@ pub fn check(msg: &Message<'_>, role: Role) -> Violations {
     match &msg.header.body {
         Body::Msg(c) => {
             if p.is_empty() {
-                out.rule(rules::MSG_WITHOUT_PAYLOAD, Some(0), Some(msg.payload_offset));
+                out.rule(&rules::MSG_WITHOUT_PAYLOAD, Some(0), Some(msg.payload_offset));
             } else if let (Some(dir), Some(m)) = (c.direction, p.get(4..8)) {
                 let mtype = u32::from_be_bytes([m[0], m[1], m[2], m[3]]);
                 if MsgType::from_u32(mtype).is_some_and(|t| t != dir) {
-                    out.rule(rules::DIRECTION_MISMATCH, Some(mtype as u64), Some(msg.payload_offset + 4));
+                    out.rule(&rules::DIRECTION_MISMATCH, Some(mtype as u64), Some(msg.payload_offset + 4));
                 }
             }
         }
         Body::NoMsg(_) => {}
         Body::Error(_) => {
             if !p.is_empty() {
-                out.rule(rules::ERROR_WITH_PAYLOAD, Some(p.len() as u64), Some(msg.payload_offset));
+                out.rule(&rules::ERROR_WITH_PAYLOAD, Some(p.len() as u64), Some(msg.payload_offset));
             }
             if role == Role::Call {
-                out.rule(rules::ERROR_FROM_REQUESTER, None, None);
+                out.rule(&rules::ERROR_FROM_REQUESTER, None, None);
             }
         }
         Body::Optional(o) => {
@@ -1029,7 +982,7 @@ pub fn check(msg: &Message<'_>, role: Role) -> Violations {
             };
             if let Some(dir) = o.dir {
                 if !payload_present && dir != want {
-                    out.rule(rules::OPTDIR_ROLE, Some(dir as u64), Some(field::BODY));
+                    out.rule(&rules::OPTDIR_ROLE, Some(dir as u64), Some(field::BODY));
                 }
             }
             if let OptInfo::Rtr(op) = &o.info {
