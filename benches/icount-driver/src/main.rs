@@ -22,11 +22,23 @@ mod messages;
 use messages::*;
 
 /// The operations measured for each kind of form.
-const V1_OPS: &[&str] = &["decode", "check", "decode-check", "encode", "reencode", "copy", "empty"];
+const V1_OPS: &[&str] = &[
+    "decode",
+    "check",
+    "decode-check",
+    "encode",
+    "reencode",
+    "copy",
+    "empty",
+];
 const PD_OPS: &[&str] = &["decode", "decode-check", "encode", "copy", "empty"];
 
 fn ops(form: &str) -> Vec<&'static str> {
-    let mut v: Vec<&str> = if form == "cm-private-data" { PD_OPS.to_vec() } else { V1_OPS.to_vec() };
+    let mut v: Vec<&str> = if form == "cm-private-data" {
+        PD_OPS.to_vec()
+    } else {
+        V1_OPS.to_vec()
+    };
     if cfg!(feature = "oracle") && oracle_supports(form) {
         v.push("oracle-decode");
     }
@@ -47,25 +59,36 @@ fn run(form: &str, op: &str, n: u64) -> Result<(), String> {
     let mut out = [0u8; 256];
     let known = ops(form).contains(&op);
     if !known {
-        return Err(format!("no op {op} for {form} (have: {})", ops(form).join(" ")));
+        return Err(format!(
+            "no op {op} for {form} (have: {})",
+            ops(form).join(" ")
+        ));
     }
     match (form, op) {
         (_, "empty") => repeat(n, || black_box(&b).len()),
         (_, "copy") => repeat(n, || copy(black_box(&b), black_box(&mut out))),
         (_, "oracle-decode") => oracle_run(form, &b, n)?,
         ("cm-private-data", "decode") => repeat(n, || pd_find(black_box(&b), black_box(&p))),
-        ("cm-private-data", "decode-check") => repeat(n, || pd_effective(black_box(&b), black_box(&p))),
+        ("cm-private-data", "decode-check") => {
+            repeat(n, || pd_effective(black_box(&b), black_box(&p)))
+        }
         ("cm-private-data", "encode") => {
             let v = cm_private_data::value();
             repeat(n, || pd_encode(black_box(&v), black_box(&mut out)))
         }
         ("v2-initxch" | "v2-xmtreq", _) => {
             let m = v2_decode(&b, &p).map_err(|e| e.to_string())?;
-            let h = if form == "v2-initxch" { v2_initxch::builder(&p) } else { v2_xmtreq::builder(&p) };
+            let h = if form == "v2-initxch" {
+                v2_initxch::builder(&p)
+            } else {
+                v2_xmtreq::builder(&p)
+            };
             match op {
                 "decode" => repeat(n, || v2_decode(black_box(&b), black_box(&p))),
                 "check" => repeat(n, || v2_check(black_box(&m), black_box(role))),
-                "decode-check" => repeat(n, || v2_decode_check(black_box(&b), black_box(&p), black_box(role))),
+                "decode-check" => repeat(n, || {
+                    v2_decode_check(black_box(&b), black_box(&p), black_box(role))
+                }),
                 "encode" => repeat(n, || v2_encode(black_box(&h), black_box(&mut out))),
                 "reencode" => repeat(n, || v2_reencode(black_box(&m.header), black_box(&mut out))),
                 _ => unreachable!(),
@@ -83,7 +106,9 @@ fn run(form: &str, op: &str, n: u64) -> Result<(), String> {
             match op {
                 "decode" => repeat(n, || v1_decode(black_box(&b), black_box(&p))),
                 "check" => repeat(n, || v1_check(black_box(&m), black_box(role))),
-                "decode-check" => repeat(n, || v1_decode_check(black_box(&b), black_box(&p), black_box(role))),
+                "decode-check" => repeat(n, || {
+                    v1_decode_check(black_box(&b), black_box(&p), black_box(role))
+                }),
                 "encode" => repeat(n, || v1_encode(black_box(&h), black_box(&mut out))),
                 "reencode" => repeat(n, || v1_reencode(black_box(&m.header), black_box(&mut out))),
                 _ => unreachable!(),
@@ -103,8 +128,12 @@ fn oracle_run(_form: &str, _b: &[u8], _n: u64) -> Result<(), String> {
     Err("built without the oracle feature".into())
 }
 
+/// The oracle's side (`src/oracle_ops.rs`, written against the oracle's API once it exists):
+/// `oracle_supports(form)`, `oracle_run(form, bytes, n)` and `verify()`.
 #[cfg(feature = "oracle")]
-mod oracle_ops;
+mod oracle_ops {
+    include!("oracle_ops.rs");
+}
 #[cfg(feature = "oracle")]
 use oracle_ops::{oracle_run, oracle_supports};
 
