@@ -12,3 +12,4 @@ pub mod run;
 pub mod serve;
 pub mod text;
 pub mod vectors_cmd;
+pub mod verbs;

@@ -34,12 +34,12 @@ pub fn parse_addr(addr: &str) -> Result<(String, u16), PeerError> {
     Ok((host, port))
 }
 
-/// A verbs connector for `addr`.
+/// A verbs connector for `addr`: rdma-core is loaded and an RDMA device must exist
+/// (otherwise an Environment error, one line, saying which is missing).
 pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
-    let (_host, _port) = parse_addr(addr)?;
-    Err(PeerError::Environment(
-        "this build has no RDMA verbs transport yet; run without --peer to test the embedded reference responder".into(),
-    ))
+    let (host, port) = parse_addr(addr)?;
+    let c = crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)?;
+    Ok(Box::new(c))
 }
 
 /// Serves requesters over verbs on `addr` until idle for `idle` or `max_time` passes; the
