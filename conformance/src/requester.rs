@@ -114,7 +114,7 @@ pub fn workload(ctx: &mut Ctx, faults: &RequesterFaults) -> Result<(), String> {
     let src = ctx.register(bytes.len() as u32, Access::READ);
     ctx.conn().write_local(&src, 0, &bytes).map_err(|e| e.to_string())?;
     let mut call = CallMsg::nfs3(ctx, nfs::PROC_WRITE, nfs::write_args_split(&fh, 0, &bytes));
-    let position = (40 + call.args.len()) as u32 + if faults.unaligned_position { 2 } else { 0 };
+    let position = call.end_position() + if faults.unaligned_position { 2 } else { 0 };
     call.reads = vec![ReadSegment { position, target: src.segment() }];
     let _ = step(ctx, "WRITE", &call.msg(), call.xid);
     ctx.ensure_connected()?;

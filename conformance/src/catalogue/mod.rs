@@ -19,6 +19,11 @@ use rpcrdma_codec::xdr::Writer;
 
 use crate::engine::{expect, Check, Ctx, Received, Verdict};
 
+/// authsys_parms (RFC 5531 appendix A): stamp 0, machinename "rpcrdma", uid 0, gid 0, no gids.
+const AUTH_SYS_ROOT: [u8; 28] = [
+    0, 0, 0, 0, 0, 0, 0, 7, b'r', b'p', b'c', b'r', b'd', b'm', b'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
+];
+
 /// Every check, in run order (the sanity check first).
 pub fn all() -> Vec<&'static Check> {
     let mut v: Vec<&'static Check> = Vec::new();
@@ -69,13 +74,25 @@ impl CallMsg {
         }
     }
 
-    /// The RPC call (header and arguments) alone: the payload stream.
+    /// The RPC call (header and arguments) alone: the payload stream. NFS procedures other
+    /// than NULL carry AUTH_SYS as root (uid 0, gid 0), which an export with `no_root_squash`
+    /// lets write; NULL and other programs carry AUTH_NONE.
     pub fn rpc_bytes(&self) -> Vec<u8> {
-        let mut buf = vec![0u8; 40 + self.args.len()];
+        let mut header = CallHeader::new(self.xid, self.prog, self.vers, self.proc_);
+        if self.prog == crate::engine::ctx::NFS_PROGRAM && self.proc_ != nfs::PROC_NULL {
+            header.cred = rpcrdma_codec::rpc::OpaqueAuth { flavor: rpcrdma_codec::rpc::flavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
+        }
+        let mut buf = vec![0u8; header.encoded_len() + self.args.len()];
         let mut w = Writer::new(&mut buf);
-        CallHeader::new(self.xid, self.prog, self.vers, self.proc_).encode(&mut w).expect("sized");
+        header.encode(&mut w).expect("sized");
         w.bytes(&self.args).expect("sized");
         buf
+    }
+
+    /// The position, in the payload stream, of the byte after the arguments: where a data
+    /// item split off the end of `args` (a WRITE's data) goes as a read chunk.
+    pub fn end_position(&self) -> u32 {
+        self.rpc_bytes().len() as u32
     }
 
     fn header(&self, nomsg: bool) -> Vec<u8> {
