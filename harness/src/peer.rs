@@ -1,6 +1,13 @@
 //! Connecting to a real peer (`--peer HOST[:PORT]`) over RDMA verbs.
 
-use rpcrdma_conformance::transport::Connector;
+use std::net::ToSocketAddrs;
+use std::time::{Duration, Instant};
+
+use rpcrdma_conformance::responder::observe::{Log, ObservedConnection};
+use rpcrdma_conformance::responder::{Config, Responder};
+use rpcrdma_conformance::transport::{Connector, TransportError};
+
+use crate::verbs::VerbsListener;
 
 /// The port NFS over RDMA listens on (RFC 5666 / RFC 8267).
 pub const DEFAULT_PORT: u16 = 20049;
@@ -42,18 +49,49 @@ pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
     Ok(Box::new(c))
 }
 
-/// Serves requesters over verbs on `addr` until idle for `idle` or `max_time` passes; the
+/// Serves requesters over verbs on `addr` with the reference responder granting `grant`
+/// credits, until no requester has been connected for `idle`, or `max_time` has passed; the
 /// observed connections and a description of the transport.
-pub fn serve(
-    addr: &str,
-    _grant: u32,
-    _idle: std::time::Duration,
-    _max_time: std::time::Duration,
-) -> Result<(Vec<rpcrdma_conformance::responder::observe::ObservedConnection>, String), PeerError> {
-    let (_host, _port) = parse_addr(addr)?;
-    Err(PeerError::Environment(
-        "this build has no RDMA verbs transport yet; use --self-test to judge the embedded reference requester".into(),
-    ))
+pub fn serve(addr: &str, grant: u32, idle: Duration, max_time: Duration) -> Result<(Vec<ObservedConnection>, String), PeerError> {
+    let (host, port) = parse_addr(addr)?;
+    crate::verbs::check_environment().map_err(PeerError::Environment)?;
+    let ip = (host.as_str(), port)
+        .to_socket_addrs()
+        .map_err(|e| PeerError::Usage(format!("{host}: {e}")))?
+        .next()
+        .ok_or_else(|| PeerError::Usage(format!("{host}: no address")))?;
+    let mut listener = VerbsListener::bind(ip).map_err(PeerError::Environment)?;
+    let log = Log::new();
+    let responder = Responder::reference(Config { credits: grant, observer: Some(log.clone()), ..Config::default() });
+    let started = Instant::now();
+    let mut last_activity = started;
+    let mut serving: Vec<std::thread::JoinHandle<()>> = Vec::new();
+    eprintln!("serving on verbs {} (grant {grant})", listener.local_addr());
+    loop {
+        let now = Instant::now();
+        serving.retain(|t| !t.is_finished());
+        if !serving.is_empty() {
+            last_activity = now;
+        }
+        if now - started >= max_time || (serving.is_empty() && now - last_activity >= idle) {
+            break;
+        }
+        match listener.next_request(now + Duration::from_millis(200)) {
+            Ok(mut pending) => {
+                let (size, count) = responder.receive_window();
+                if pending.post_recv(size, count).is_err() {
+                    continue;
+                }
+                if let Ok(mut conn) = pending.accept(&responder.private_data(), Instant::now() + Duration::from_secs(5)) {
+                    let r = responder.clone();
+                    serving.push(std::thread::spawn(move || r.serve(&mut conn)));
+                }
+            }
+            Err(TransportError::Timeout) => {}
+            Err(e) => return Err(PeerError::Environment(format!("listening on {ip}: {e}"))),
+        }
+    }
+    Ok((log.snapshot(), format!("verbs {}", listener.local_addr())))
 }
 
 #[cfg(test)]

@@ -117,9 +117,15 @@ impl Responder {
     /// Posts the receive window, as a passive side does before accepting (RFC 8166 3.3.1:
     /// receives for every credit granted are posted before a reply grants them).
     pub fn prepare(&self, conn: &mut dyn Connection) -> bool {
+        let (size, count) = self.receive_window();
+        conn.post_recv(size, count).is_ok()
+    }
+
+    /// The receives to post before accepting: (buffer size, how many).
+    pub fn receive_window(&self) -> (usize, usize) {
         let c = &self.config;
         let window = if c.faults.short_receive_window { c.credits / 2 } else { c.receive_window.unwrap_or(c.credits) };
-        conn.post_recv(c.receive_size as usize, window.max(1) as usize).is_ok()
+        (c.receive_size as usize, window.max(1) as usize)
     }
 
     /// Serves one prepared connection until it closes.
