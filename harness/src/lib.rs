@@ -2,6 +2,7 @@
 //! JUnit, RoCEv2 pcap), so tests and other tools can reuse them. The binary `rpcrdma-harness`
 //! is a thin command-line front end over these modules.
 
+pub mod bench_null;
 pub mod decode;
 pub mod describe;
 pub mod export_tree;

@@ -1,6 +1,6 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{decode, export_tree, run, serve, vectors_cmd};
+use rpcrdma_harness::{bench_null, decode, export_tree, run, serve, vectors_cmd};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -35,6 +35,9 @@ enum Command {
     /// Golden vectors.
     #[command(subcommand)]
     Vectors(vectors_cmd::VectorsCommand),
+    /// NULL calls per second against a peer at queue depth 1 and at the full credit window.
+    #[command(hide = true)]
+    BenchNull(bench_null::BenchArgs),
     /// Write the reference responder's file tree into DIR (for a real server's export).
     #[command(hide = true)]
     ExportTree {
@@ -61,6 +64,7 @@ fn main() {
         Command::Decode(args) => decode::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),
         Command::ExportTree { dir } => export_tree::run(&dir),
+        Command::BenchNull(args) => bench_null::run(args),
     };
     std::process::exit(code);
 }

@@ -1,0 +1,112 @@
+//! `rpcrdma-harness bench-null` (hidden): NFSv3 NULL calls per second against a peer, at
+//! queue depth 1 and with the peer's whole credit window outstanding. Measures what the
+//! harness can drive, so its overhead can be compared with the peer's.
+
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use rpcrdma_codec::private_data::PrivateData;
+use rpcrdma_codec::rpc::CallHeader;
+use rpcrdma_codec::v1::{FixedFields, HeaderBuilder};
+use rpcrdma_codec::xdr::Writer;
+use rpcrdma_conformance::responder::{Config, Responder};
+use rpcrdma_conformance::transport::emulated::EmulatedConnector;
+use rpcrdma_conformance::transport::{Connection, Connector, Event, WcStatus};
+
+#[derive(Debug, Args)]
+pub struct BenchArgs {
+    /// The peer (default: the embedded reference responder).
+    #[arg(long, value_name = "HOST[:PORT]")]
+    peer: Option<String>,
+    /// Calls measured at each depth.
+    #[arg(long, default_value_t = 2000)]
+    calls: u32,
+    /// Calls sent first and not measured.
+    #[arg(long, default_value_t = 200)]
+    warmup: u32,
+}
+
+const RECEIVE_SIZE: usize = 4096;
+/// Receives we keep posted: the largest window we can drive.
+const OUR_WINDOW: u32 = 64;
+
+fn null_call(xid: u32) -> Vec<u8> {
+    let mut buf = [0u8; 68];
+    let mut w = Writer::new(&mut buf);
+    HeaderBuilder::msg(xid, OUR_WINDOW).write(&mut w).expect("68 bytes");
+    CallHeader::new(xid, 100003, 3, 0).encode(&mut w).expect("68 bytes");
+    buf.to_vec()
+}
+
+/// Waits for the next reply; its credit grant.
+fn reply(conn: &mut dyn Connection) -> Result<u32, String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        match conn.poll(deadline).map_err(|e| e.to_string())? {
+            Event::SendDone { status: WcStatus::Success } => {}
+            Event::Recv { status: WcStatus::Success, data, .. } => {
+                conn.post_recv(RECEIVE_SIZE, 1).map_err(|e| e.to_string())?;
+                return FixedFields::decode(&data).map(|f| f.credit).map_err(|e| e.to_string());
+            }
+            other => return Err(format!("{other:?}")),
+        }
+    }
+}
+
+/// `total` calls keeping `depth` outstanding; the elapsed time.
+fn drive(conn: &mut dyn Connection, depth: u32, total: u32, xid: &mut u32) -> Result<Duration, String> {
+    let started = Instant::now();
+    let (mut sent, mut done) = (0, 0);
+    while done < total {
+        while sent < total && sent - done < depth {
+            *xid = xid.wrapping_add(1);
+            conn.send(&null_call(*xid)).map_err(|e| e.to_string())?;
+            sent += 1;
+        }
+        reply(conn)?;
+        done += 1;
+    }
+    Ok(started.elapsed())
+}
+
+pub fn run(args: BenchArgs) -> i32 {
+    let mut connector: Box<dyn Connector> = match &args.peer {
+        None => Box::new(EmulatedConnector::new(Responder::reference(Config::default()))),
+        Some(addr) => match crate::peer::connector(addr) {
+            Ok(c) => c,
+            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
+                eprintln!("error: {e}");
+                return 2;
+            }
+        },
+    };
+    let mut pd = [0u8; 8];
+    PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
+        .expect("4096")
+        .encode_into(&mut pd)
+        .expect("8 bytes");
+    let result = (|| -> Result<(), String> {
+        let mut conn = connector.connect(&pd, Instant::now() + Duration::from_secs(5)).map_err(|e| e.to_string())?;
+        conn.post_recv(RECEIVE_SIZE, OUR_WINDOW as usize).map_err(|e| e.to_string())?;
+        let mut xid = 0x4000_0000u32;
+        conn.send(&null_call(xid)).map_err(|e| e.to_string())?;
+        let grant = reply(conn.as_mut())?;
+        let window = grant.min(OUR_WINDOW).max(1);
+        drive(conn.as_mut(), window, args.warmup, &mut xid)?;
+        println!("peer {} grants {grant} credits; {} calls per depth after {} warm-up calls", connector.describe(), args.calls, args.warmup);
+        for depth in [1, window] {
+            let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
+            let rate = args.calls as f64 / t.as_secs_f64();
+            println!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);
+        }
+        conn.disconnect();
+        Ok(())
+    })();
+    match result {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("error: {e}");
+            1
+        }
+    }
+}
