@@ -14,6 +14,16 @@ const READLINK: u32 = 5;
 const READ: u32 = 6;
 const WRITE: u32 = 7;
 const READDIR: u32 = 16;
+// RFC 1813 3 (procedure numbers of the NFS_V3 program).
+const SETATTR: u32 = 2;
+const ACCESS: u32 = 4;
+const CREATE: u32 = 8;
+const MKDIR: u32 = 9;
+const READDIRPLUS: u32 = 17;
+const FSSTAT: u32 = 18;
+const FSINFO: u32 = 19;
+const PATHCONF: u32 = 20;
+const COMMIT: u32 = 21;
 
 // ---- argument encoding (RFC 1813 XDR, by hand) ----
 
@@ -611,9 +621,14 @@ fn readlink_link_and_longlink() {
 fn rpc_level_errors() {
     let mut s = Nfs3Server::new();
     assert_eq!(
-        s.call(NFS, 3, 2, &Args::default().opaque(&ROOT_HANDLE).0),
+        s.call(
+            NFS,
+            3,
+            MKDIR,
+            &Args::default().opaque(&ROOT_HANDLE).opaque(b"d").0
+        ),
         UlpOutcome::ProcUnavail,
-        "SETATTR"
+        "MKDIR"
     );
     assert_eq!(s.call(NFS, 3, 22, &[]), UlpOutcome::ProcUnavail);
     assert_eq!(
@@ -695,5 +710,421 @@ fn servers_share_a_tree() {
     assert_eq!(
         read(&mut Nfs3Server::new(), &fh, 0, 10).unwrap().data,
         expected(1)
+    );
+}
+
+// ---- mount-time and file-creation procedures ----
+
+/// The status and post_op_attr that start (and, on failure, are all of) most results.
+fn status_attr(r: &UlpResults) -> (u32, Option<Attr>, Dec<'_>) {
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    let st = d.u32();
+    let a = post_op(&mut d);
+    (st, a, d)
+}
+
+/// wcc_data: pre_op_attr (size, mtime, ctime), post_op_attr. Returns the sizes.
+fn wcc(d: &mut Dec<'_>) -> (Option<u64>, Option<Attr>) {
+    let before = match d.u32() {
+        0 => None,
+        1 => {
+            let size = d.u64();
+            for _ in 0..4 {
+                d.u32();
+            }
+            Some(size)
+        }
+        v => panic!("pre_op attributes_follow = {v}"),
+    };
+    (before, post_op(d))
+}
+
+/// sattr3: set_mode3, set_uid3, set_gid3, set_size3, set_atime, set_mtime.
+fn sattr(a: Args, mode: Option<u32>, size: Option<u64>, time_how: u32) -> Args {
+    let a = match mode {
+        Some(m) => a.u32(1).u32(m),
+        None => a.u32(0),
+    };
+    let a = a.u32(0).u32(0);
+    let a = match size {
+        Some(n) => a.u32(1).u64(n),
+        None => a.u32(0),
+    };
+    let a = a.u32(time_how);
+    let a = if time_how == 2 { a.u32(5).u32(0) } else { a };
+    a.u32(0)
+}
+
+#[test]
+fn fsinfo_root() {
+    let mut s = Nfs3Server::new();
+    let r = call(&mut s, FSINFO, Args::default().opaque(&ROOT_HANDLE));
+    let (st, attr, mut d) = status_attr(&r);
+    assert_eq!(st, 0);
+    let attr = attr.expect("obj_attributes");
+    assert_eq!((attr.ftype, attr.fileid), (2, 1));
+    // rtmax, rtpref, rtmult, wtmax, wtpref, wtmult, dtpref.
+    let words: Vec<u32> = (0..7).map(|_| d.u32()).collect();
+    assert_eq!(words, [65536, 65536, 4096, 65536, 65536, 4096, 8192]);
+    assert_eq!(d.u64(), 16 << 20, "maxfilesize");
+    assert_eq!((d.u32(), d.u32()), (1, 0), "time_delta");
+    // FSF3_SYMLINK (0x2) | FSF3_HOMOGENEOUS (0x8).
+    assert_eq!(d.u32(), 0x0a, "properties");
+    d.done();
+    // The largest read fits in rtmax.
+    const { assert!(65536 <= rpcrdma_conformance::ulp::nfs3::MAX_READ) };
+
+    // A stale handle: status and an absent post_op_attr only.
+    let r = call(&mut s, FSINFO, Args::default().opaque(&[9; 8]));
+    let (st, attr, d) = status_attr(&r);
+    assert_eq!((st, attr.is_none()), (70, true));
+    d.done();
+}
+
+#[test]
+fn fsstat_root() {
+    let mut s = Nfs3Server::new();
+    let r = call(&mut s, FSSTAT, Args::default().opaque(&ROOT_HANDLE));
+    let (st, attr, mut d) = status_attr(&r);
+    assert_eq!(st, 0);
+    assert_eq!(attr.expect("obj_attributes").fileid, 1);
+    // Space used: files rounded up to 4 KiB, symlinks their length, directories 4096.
+    let page = |n: usize| (n as u64).div_ceil(4096) * 4096;
+    let used: u64 = tree::FILES.iter().map(|&(_, n)| page(n)).sum::<u64>()
+        + 4
+        + 1500
+        + 2 * 4096
+        + (0..20).map(page).sum::<u64>();
+    assert_eq!(used, 181_728);
+    let (tbytes, fbytes, abytes) = (d.u64(), d.u64(), d.u64());
+    assert_eq!(tbytes, 1 << 30);
+    assert_eq!((fbytes, abytes), (tbytes - used, tbytes - used));
+    // Objects: root, 7 files, 2 symlinks, dir and its 20 entries.
+    let (tfiles, ffiles, afiles) = (d.u64(), d.u64(), d.u64());
+    assert_eq!((tfiles, ffiles, afiles), (4096, 4096 - 31, 4096 - 31));
+    assert_eq!(d.u32(), 0, "invarsec");
+    d.done();
+}
+
+#[test]
+fn pathconf_root_and_file() {
+    let mut s = Nfs3Server::new();
+    let five = fh_of(&mut s, "five");
+    for fh in [ROOT_HANDLE.to_vec(), five] {
+        let r = call(&mut s, PATHCONF, Args::default().opaque(&fh));
+        let (st, attr, mut d) = status_attr(&r);
+        assert_eq!(st, 0);
+        assert!(attr.is_some());
+        // linkmax, name_max, no_trunc, chown_restricted, case_insensitive, case_preserving.
+        let words: Vec<u32> = (0..6).map(|_| d.u32()).collect();
+        assert_eq!(words, [255, 255, 1, 1, 0, 1]);
+        d.done();
+    }
+}
+
+#[test]
+fn access_by_type() {
+    let mut s = Nfs3Server::new();
+    let access = |s: &mut Nfs3Server, fh: &[u8], asked: u32| {
+        let r = call(s, ACCESS, Args::default().opaque(fh).u32(asked));
+        let (st, attr, mut d) = status_attr(&r);
+        assert_eq!(st, 0);
+        assert!(attr.is_some());
+        let granted = d.u32();
+        d.done();
+        granted
+    };
+    // READ 0x1, LOOKUP 0x2, MODIFY 0x4, EXTEND 0x8, DELETE 0x10, EXECUTE 0x20.
+    assert_eq!(access(&mut s, &ROOT_HANDLE, 0x3f), 0x2f);
+    let five = fh_of(&mut s, "five");
+    assert_eq!(access(&mut s, &five, 0x3f), 0x0d);
+    assert_eq!(access(&mut s, &five, 0x01), 0x01);
+    assert_eq!(access(&mut s, &five, 0x22), 0);
+    let link = fh_of(&mut s, "link");
+    assert_eq!(access(&mut s, &link, 0x3f), 0x01);
+    // Bits RFC 1813 does not define are never granted.
+    assert_eq!(access(&mut s, &ROOT_HANDLE, 0xffff_ffc0), 0);
+}
+
+/// CREATE3args: where (dir, name), createhow3. Returns the status, the new handle and its
+/// size on success, and the directory's wcc_data presence.
+fn create(s: &mut Nfs3Server, dir: &[u8], name: &[u8], how: Args) -> (u32, Option<(Vec<u8>, u64)>) {
+    let a = Args::default().opaque(dir).opaque(name).fixed(&how.0);
+    let r = call(s, CREATE, a);
+    assert!(r.ddp.is_none() && r.tail.is_empty());
+    let mut d = Dec::new(&r.head);
+    let st = d.u32();
+    let made = if st == 0 {
+        // post_op_fh3, post_op_attr, dir_wcc.
+        assert_eq!(d.u32(), 1, "handle_follows");
+        let fh = d.opaque().to_vec();
+        let attr = post_op(&mut d).expect("obj_attributes");
+        assert_eq!(attr.ftype, 1);
+        Some((fh, attr.size))
+    } else {
+        None
+    };
+    let (before, after) = wcc(&mut d);
+    d.done();
+    if st == 0 || st == 17 {
+        assert!(before.is_some() && after.is_some(), "dir_wcc");
+    }
+    (st, made)
+}
+
+#[test]
+fn create_write_setattr_commit() {
+    let mut s = Nfs3Server::new();
+    let unchecked = |size: Option<u64>| sattr(Args::default().u32(0), Some(0o644), size, 0);
+    let guarded = sattr(Args::default().u32(1), None, None, 1);
+
+    // A new file gets the next fileid (32: the tree holds 31 objects) and its handle.
+    let (st, made) = create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None));
+    assert_eq!(st, 0);
+    let (fh, size) = made.unwrap();
+    assert_eq!(fh, tree::handle_for(32));
+    assert_eq!(size, 0);
+    assert_eq!(fh_of(&mut s, "newfile"), fh);
+    // GUARDED on an existing name: NFS3ERR_EXIST; UNCHECKED: the same file.
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", guarded).0, 17);
+    assert_eq!(
+        create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None)).1,
+        Some((fh.clone(), 0))
+    );
+
+    // WRITE (UNSTABLE is committed FILE_SYNC), read back.
+    let r = call(
+        &mut s,
+        WRITE,
+        Args::default()
+            .opaque(&fh)
+            .u64(0)
+            .u32(3)
+            .u32(0)
+            .opaque(b"abc"),
+    );
+    let mut d = Dec::new(&r.head);
+    assert_eq!(d.u32(), 0);
+    wcc(&mut d);
+    assert_eq!((d.u32(), d.u32()), (3, 2), "count, committed FILE_SYNC");
+    assert_eq!(d.bytes(8), b"WRITEVF1");
+    d.done();
+    assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data, b"abc");
+
+    // COMMIT3args: file, offset, count; COMMIT3resok: file_wcc, verf.
+    let r = call(&mut s, COMMIT, Args::default().opaque(&fh).u64(0).u32(0));
+    let mut d = Dec::new(&r.head);
+    assert_eq!(d.u32(), 0);
+    let (before, after) = wcc(&mut d);
+    assert_eq!((before, after.map(|a| a.size)), (Some(3), Some(3)));
+    assert_eq!(d.bytes(8), b"WRITEVF1", "the WRITE verifier");
+    d.done();
+    let r = call(
+        &mut s,
+        COMMIT,
+        Args::default().opaque(&ROOT_HANDLE).u64(0).u32(0),
+    );
+    let mut d = Dec::new(&r.head);
+    assert_eq!(d.u32(), 21, "COMMIT of a directory: NFS3ERR_ISDIR");
+    wcc(&mut d);
+    d.done();
+
+    // SETATTR3args: object, sattr3, sattrguard3. Truncate to 2, then extend to 4 (zeros).
+    let setattr = |s: &mut Nfs3Server, fh: &[u8], size: Option<u64>, guard: Option<(u32, u32)>| {
+        let a = sattr(Args::default().opaque(fh), Some(0o600), size, 2);
+        let a = match guard {
+            Some((sec, ns)) => a.u32(1).u32(sec).u32(ns),
+            None => a.u32(0),
+        };
+        let r = call(s, SETATTR, a);
+        let mut d = Dec::new(&r.head);
+        let st = d.u32();
+        let (before, after) = wcc(&mut d);
+        d.done();
+        (st, before, after.map(|a| (a.size, a.mode)))
+    };
+    assert_eq!(
+        setattr(&mut s, &fh, Some(2), None),
+        (0, Some(3), Some((2, 0o644))),
+        "size applied; mode is fixed"
+    );
+    assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data, b"ab");
+    assert_eq!(
+        setattr(&mut s, &fh, Some(4), Some(tree::TIME)),
+        (0, Some(2), Some((4, 0o644)))
+    );
+    assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data, b"ab\0\0");
+    // A guard with another ctime: NFS3ERR_NOT_SYNC, nothing changed.
+    assert_eq!(setattr(&mut s, &fh, Some(0), Some((1, 0))).0, 10002);
+    assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data.len(), 4);
+    // Sizes: of a directory NFS3ERR_ISDIR, beyond 16 MiB NFS3ERR_FBIG.
+    assert_eq!(setattr(&mut s, &ROOT_HANDLE, Some(0), None).0, 21);
+    assert_eq!(setattr(&mut s, &fh, Some((16 << 20) + 1), None).0, 27);
+    // No size: nothing to do.
+    assert_eq!(setattr(&mut s, &fh, None, None).0, 0);
+    // UNCHECKED with a size truncates the existing file.
+    assert_eq!(
+        create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(Some(0))).1,
+        Some((fh.clone(), 0))
+    );
+
+    // EXCLUSIVE: a retry with the same verifier is the same file; another verifier EXIST.
+    let excl = |v: &[u8; 8]| Args::default().u32(2).fixed(v);
+    let (st, made) = create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier"));
+    assert_eq!(st, 0);
+    let x = made.unwrap().0;
+    assert_eq!(x, tree::handle_for(33));
+    assert_eq!(
+        create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier"))
+            .1
+            .unwrap()
+            .0,
+        x
+    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"x", excl(b"other-vf")).0, 17);
+    assert_eq!(
+        create(&mut s, &ROOT_HANDLE, b"five", excl(b"verifier")).0,
+        17
+    );
+
+    // New names are appended, so READDIR shows them last.
+    let (names, ..) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 8192).unwrap();
+    assert_eq!(names[names.len() - 2..], ["newfile", "x"]);
+
+    // Bad names and places.
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b".", unchecked(None)).0, 17);
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"dir", unchecked(None)).0, 17);
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"a/b", unchecked(None)).0, 22);
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"", unchecked(None)).0, 22);
+    assert_eq!(
+        create(&mut s, &ROOT_HANDLE, &[b'n'; 256], unchecked(None)).0,
+        63
+    );
+    let five = fh_of(&mut s, "five");
+    assert_eq!(create(&mut s, &five, b"y", unchecked(None)).0, 20);
+    assert_eq!(create(&mut s, &[9; 8], b"y", unchecked(None)).0, 70);
+}
+
+#[test]
+fn create_and_setattr_garbage() {
+    let mut s = Nfs3Server::new();
+    // createmode3 3 is no createmode.
+    let a = Args::default().opaque(&ROOT_HANDLE).opaque(b"n").u32(3);
+    assert_eq!(s.call(NFS, 3, CREATE, &a.0), UlpOutcome::GarbageArgs);
+    // time_how 3 is no time_how.
+    let a = sattr(Args::default().opaque(&ROOT_HANDLE), None, None, 3).u32(0);
+    assert_eq!(s.call(NFS, 3, SETATTR, &a.0), UlpOutcome::GarbageArgs);
+    // SETATTR missing its guard.
+    let a = sattr(Args::default().opaque(&ROOT_HANDLE), None, None, 0);
+    assert_eq!(s.call(NFS, 3, SETATTR, &a.0), UlpOutcome::GarbageArgs);
+    // ACCESS missing its mask; COMMIT missing its count.
+    let a = Args::default().opaque(&ROOT_HANDLE);
+    assert_eq!(s.call(NFS, 3, ACCESS, &a.0), UlpOutcome::GarbageArgs);
+    let a = Args::default().opaque(&ROOT_HANDLE).u64(0);
+    assert_eq!(s.call(NFS, 3, COMMIT, &a.0), UlpOutcome::GarbageArgs);
+}
+
+/// Per entry: fileid, name, cookie, attributes' fileid, handle.
+type PlusEntry = (u64, String, u64, u64, Vec<u8>);
+
+/// READDIRPLUS3args: dir, cookie, cookieverf, dircount, maxcount.
+fn readdirplus(
+    s: &mut Nfs3Server,
+    fh: &[u8],
+    cookie: u64,
+    verf: &[u8],
+    dircount: u32,
+    maxcount: u32,
+) -> Result<(Vec<PlusEntry>, bool, usize), u32> {
+    let r = call(
+        s,
+        READDIRPLUS,
+        Args::default()
+            .opaque(fh)
+            .u64(cookie)
+            .fixed(verf)
+            .u32(dircount)
+            .u32(maxcount),
+    );
+    let (st, attr, mut d) = status_attr(&r);
+    if st != 0 {
+        d.done();
+        return Err(st);
+    }
+    assert_eq!(attr.expect("dir_attributes").ftype, 2);
+    assert_eq!(d.bytes(8), b"COOKIEV1");
+    let mut entries = Vec::new();
+    // dirlistplus3: entryplus3 *entries, bool eof.
+    while d.u32() == 1 {
+        let fileid = d.u64();
+        let name = String::from_utf8(d.opaque().to_vec()).unwrap();
+        let cookie = d.u64();
+        let attr = post_op(&mut d).expect("name_attributes");
+        assert_eq!(d.u32(), 1, "handle_follows");
+        let handle = d.opaque().to_vec();
+        entries.push((fileid, name, cookie, attr.fileid, handle));
+    }
+    let eof = d.u32() == 1;
+    d.done();
+    Ok((entries, eof, r.head.len() - 4))
+}
+
+#[test]
+fn readdirplus_root_and_dir() {
+    let mut s = Nfs3Server::new();
+    let (entries, eof, len) = readdirplus(&mut s, &ROOT_HANDLE, 0, &[0; 8], 8192, 32768).unwrap();
+    assert!(eof);
+    let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
+    let mut want: Vec<&str> = tree::FILES.iter().map(|f| f.0).collect();
+    want.extend(["link", "longlink", "dir"]);
+    assert_eq!(names, want);
+    for (i, (fileid, _, cookie, attr_fileid, handle)) in entries.iter().enumerate() {
+        assert_eq!(*fileid, i as u64 + 2, "fileids in construction order");
+        assert_eq!(*cookie, i as u64 + 1);
+        assert_eq!(attr_fileid, fileid);
+        assert_eq!(*handle, tree::handle_for(*fileid));
+    }
+    assert!(len <= 32768);
+
+    // dircount bounds fileid + name + cookie (8 + 4 + 28 + 8 = 48 bytes per entry of dir):
+    // 500 bytes hold 10 entries.
+    let dir = fh_of(&mut s, "dir");
+    let (first, eof, _) = readdirplus(&mut s, &dir, 0, &[0; 8], 500, 32768).unwrap();
+    assert!(!eof);
+    assert_eq!(first.len(), 10);
+    assert_eq!(first[9].1, dir_entry_name(9));
+    let (rest, eof, _) = readdirplus(&mut s, &dir, first[9].2, b"COOKIEV1", 500, 32768).unwrap();
+    assert!(eof);
+    assert_eq!(rest.len(), 10);
+    assert_eq!(rest[0].1, dir_entry_name(10));
+    // maxcount bounds the READDIRPLUS3resok: dir_attributes 88, cookieverf 8, list end and
+    // eof 8 = 104; an entry of dir 4 + 48 + 88 (attributes) + 4 + 20 (handle) = 164.
+    let (two, eof, len) = readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 432).unwrap();
+    assert_eq!((two.len(), eof, len), (2, false, 432));
+    let (one, _, len) = readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 431).unwrap();
+    assert_eq!((one.len(), len), (1, 268));
+    // Room for no entry: NFS3ERR_TOOSMALL; a bad cookie or verifier: NFS3ERR_BAD_COOKIE.
+    assert_eq!(
+        readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 267).unwrap_err(),
+        10005
+    );
+    assert_eq!(
+        readdirplus(&mut s, &dir, 0, &[0; 8], 10, 8192).unwrap_err(),
+        10005
+    );
+    assert_eq!(
+        readdirplus(&mut s, &dir, 5, &[0; 8], 8192, 8192).unwrap_err(),
+        10003
+    );
+    assert_eq!(
+        readdirplus(&mut s, &dir, 21, b"COOKIEV1", 8192, 8192).unwrap_err(),
+        10003
+    );
+    // Of a file: NFS3ERR_NOTDIR.
+    let five = fh_of(&mut s, "five");
+    assert_eq!(
+        readdirplus(&mut s, &five, 0, &[0; 8], 8192, 8192).unwrap_err(),
+        20
     );
 }

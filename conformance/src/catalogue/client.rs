@@ -199,9 +199,10 @@ fn reply_chunk_when_needed(conns: &[ObservedConnection]) -> Verdict {
         let Ok(m) = Message::decode(b, &Profile::default()) else { continue };
         let Ok(rpc) = RpcMessage::decode(m.payload) else { continue };
         let Some(lists) = m.header.body.chunks() else { continue };
-        // READDIR3args ends with count: the largest reply (RFC 1813 3.3.16).
+        // READDIR3args ends with count and READDIRPLUS3args with maxcount: the largest reply
+        // (RFC 1813 3.3.16, 3.3.17).
         let threshold = private_data::effective(&c.private_data, &Profile::default()).params.receive_size().min(4096);
-        let big = if is_nfs3(&rpc, nfs::PROC_READDIR) {
+        let big = if is_nfs3(&rpc, nfs::PROC_READDIR) || is_nfs3(&rpc, nfs::PROC_READDIRPLUS) {
             rpc.body.len() >= 4 && u32::from_be_bytes(rpc.body[rpc.body.len() - 4..].try_into().unwrap()) > threshold
         } else if is_nfs3(&rpc, nfs::PROC_READ) {
             read_count(&rpc).is_some_and(|k| k > threshold) && lists.writes.is_empty()
@@ -298,7 +299,7 @@ pub static CHECKS: [ClientCheck; 9] = [
         id: "rfc8166/4.3.3/requester-reply-chunk",
         requirement: "A Requester MUST provide a Reply chunk whenever the maximum possible size of the RPC Reply message's Transport and Payload streams is larger than the inline threshold for messages from Responder to Requester.",
         key_word: KeyWord::Must,
-        acceptable: "a reply chunk on READDIR with a count over the threshold, and on READ without a write chunk",
+        acceptable: "a reply chunk on READDIR or READDIRPLUS with a count over the threshold, and on READ without a write chunk",
         rationale: "Otherwise the responder cannot send a long reply at all.",
         groups: &["client", "reply-chunk"],
         judge: reply_chunk_when_needed,

@@ -11,6 +11,7 @@ pub const PROC_READLINK: u32 = 5;
 pub const PROC_READ: u32 = 6;
 pub const PROC_WRITE: u32 = 7;
 pub const PROC_READDIR: u32 = 16;
+pub const PROC_READDIRPLUS: u32 = 17;
 
 /// The root file handle of an `fsid=1` export on Linux, used by the reference responder too.
 pub const ROOT_FH: [u8; 8] = [0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00];

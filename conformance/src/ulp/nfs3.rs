@@ -1,19 +1,25 @@
-//! A small NFSv3 server (RFC 1813) over the in-memory [`Tree`]: NULL, GETATTR, LOOKUP,
-//! READLINK, READ, WRITE and READDIR. READ data and the READLINK path are returned as the
-//! DDP-eligible item (RFC 8267 4); WRITE data arrives already reinserted.
+//! A small NFSv3 server (RFC 1813) over the in-memory [`Tree`]: NULL, GETATTR, SETATTR,
+//! LOOKUP, ACCESS, READLINK, READ, WRITE, CREATE, READDIR, READDIRPLUS, FSSTAT, FSINFO,
+//! PATHCONF and COMMIT — enough for the Linux client to mount, list, read, write and create
+//! files. READ data and the READLINK path are returned as the DDP-eligible item (RFC 8267 4);
+//! WRITE data arrives already reinserted. Other procedures (MKDIR, SYMLINK, MKNOD, REMOVE,
+//! RMDIR, RENAME, LINK) are PROC_UNAVAIL.
 //!
 //! Choices RFC 1813 leaves open: times never change; WRITE is always committed FILE_SYNC
-//! with [`WRITE_VERF`]; a WRITE whose count differs from its data length is NFS3ERR_INVAL;
-//! READ returns at most [`MAX_READ`] bytes; READDIR returns no "." or ".." entries, cookie
-//! `k` resumes at the k-th entry, and a nonzero cookie needs [`COOKIEVERF`]; bytes after
-//! the arguments are ignored.
+//! with [`WRITE_VERF`], and COMMIT returns the same verifier; a WRITE whose count differs
+//! from its data length is NFS3ERR_INVAL; READ returns at most [`MAX_READ`] bytes; READDIR
+//! and READDIRPLUS return no "." or ".." entries, cookie `k` resumes at the k-th entry, and a
+//! nonzero cookie needs [`COOKIEVERF`] (CREATE only appends, so cookies stay valid); SETATTR
+//! applies only a size (mode, owner and times are accepted and ignored: attributes are
+//! fixed); ACCESS grants [`ACCESS_FILE`], [`ACCESS_DIR`] or [`ACCESS_LINK`] by type, whoever
+//! asks; bytes after the arguments are ignored.
 
 use std::sync::{Arc, Mutex};
 
 use rpcrdma_codec::error::{DecodeError, EncodeError};
 use rpcrdma_codec::xdr::{round_up4, Reader, Writer};
 
-use super::tree::{Fattr3, NodeId, Tree};
+use super::tree::{self, Fattr3, Ftype, NodeId, Tree};
 use super::{UlpOutcome, UlpResults, UpperLayer};
 
 pub const NFS_PROGRAM: u32 = 100003;
@@ -22,11 +28,19 @@ pub const NFS_V3: u32 = 3;
 // Procedures (RFC 1813 3).
 pub const NFSPROC3_NULL: u32 = 0;
 pub const NFSPROC3_GETATTR: u32 = 1;
+pub const NFSPROC3_SETATTR: u32 = 2;
 pub const NFSPROC3_LOOKUP: u32 = 3;
+pub const NFSPROC3_ACCESS: u32 = 4;
 pub const NFSPROC3_READLINK: u32 = 5;
 pub const NFSPROC3_READ: u32 = 6;
 pub const NFSPROC3_WRITE: u32 = 7;
+pub const NFSPROC3_CREATE: u32 = 8;
 pub const NFSPROC3_READDIR: u32 = 16;
+pub const NFSPROC3_READDIRPLUS: u32 = 17;
+pub const NFSPROC3_FSSTAT: u32 = 18;
+pub const NFSPROC3_FSINFO: u32 = 19;
+pub const NFSPROC3_PATHCONF: u32 = 20;
+pub const NFSPROC3_COMMIT: u32 = 21;
 
 // nfsstat3 (RFC 1813 2.6).
 pub const NFS3_OK: u32 = 0;
@@ -34,13 +48,16 @@ pub const NFS3ERR_PERM: u32 = 1;
 pub const NFS3ERR_NOENT: u32 = 2;
 pub const NFS3ERR_IO: u32 = 5;
 pub const NFS3ERR_ACCES: u32 = 13;
+pub const NFS3ERR_EXIST: u32 = 17;
 pub const NFS3ERR_NOTDIR: u32 = 20;
 pub const NFS3ERR_ISDIR: u32 = 21;
 pub const NFS3ERR_INVAL: u32 = 22;
 pub const NFS3ERR_FBIG: u32 = 27;
+pub const NFS3ERR_NOSPC: u32 = 28;
 pub const NFS3ERR_NAMETOOLONG: u32 = 63;
 pub const NFS3ERR_STALE: u32 = 70;
 pub const NFS3ERR_BADHANDLE: u32 = 10001;
+pub const NFS3ERR_NOT_SYNC: u32 = 10002;
 pub const NFS3ERR_BAD_COOKIE: u32 = 10003;
 pub const NFS3ERR_NOTSUPP: u32 = 10004;
 pub const NFS3ERR_TOOSMALL: u32 = 10005;
@@ -52,6 +69,29 @@ pub const NFS3_FHSIZE: u32 = 64;
 pub const UNSTABLE: u32 = 0;
 pub const DATA_SYNC: u32 = 1;
 pub const FILE_SYNC: u32 = 2;
+// createmode3 (RFC 1813 3.3.8).
+pub const UNCHECKED: u32 = 0;
+pub const GUARDED: u32 = 1;
+pub const EXCLUSIVE: u32 = 2;
+// ACCESS bits (RFC 1813 3.3.4).
+pub const ACCESS3_READ: u32 = 0x0001;
+pub const ACCESS3_LOOKUP: u32 = 0x0002;
+pub const ACCESS3_MODIFY: u32 = 0x0004;
+pub const ACCESS3_EXTEND: u32 = 0x0008;
+pub const ACCESS3_DELETE: u32 = 0x0010;
+pub const ACCESS3_EXECUTE: u32 = 0x0020;
+/// ACCESS rights granted on a regular file (no DELETE: there is no REMOVE).
+pub const ACCESS_FILE: u32 = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND;
+/// ACCESS rights granted on a directory (MODIFY and EXTEND: CREATE adds entries).
+pub const ACCESS_DIR: u32 =
+    ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_EXECUTE;
+/// ACCESS rights granted on a symbolic link.
+pub const ACCESS_LINK: u32 = ACCESS3_READ;
+// FSINFO properties (RFC 1813 3.3.19).
+pub const FSF3_LINK: u32 = 0x0001;
+pub const FSF3_SYMLINK: u32 = 0x0002;
+pub const FSF3_HOMOGENEOUS: u32 = 0x0008;
+pub const FSF3_CANSETTIME: u32 = 0x0010;
 
 /// writeverf3 of every WRITE reply.
 pub const WRITE_VERF: [u8; 8] = *b"WRITEVF1";
@@ -59,8 +99,26 @@ pub const WRITE_VERF: [u8; 8] = *b"WRITEVF1";
 pub const COOKIEVERF: [u8; 8] = *b"COOKIEV1";
 /// Largest READ count served; a larger request gets a short read (RFC 1813 3.3.6).
 pub const MAX_READ: u32 = 1 << 20;
-/// Largest READDIR count honoured.
+/// Largest READDIR count (and READDIRPLUS maxcount) honoured.
 pub const MAX_READDIR: u32 = 32 << 10;
+
+/// What FSINFO reports (RFC 1813 3.3.19): rtmax, rtpref, rtmult, wtmax, wtpref, wtmult,
+/// dtpref, then maxfilesize [`tree::MAX_FILE_SIZE`], time_delta [`FSINFO_TIME_DELTA`] and
+/// properties [`FSINFO_PROPERTIES`]. 64 KiB transfers are larger than any inline threshold,
+/// so a client's READs and WRITEs of whole pages use chunks.
+pub const FSINFO_RTMAX: u32 = 64 << 10;
+pub const FSINFO_RTPREF: u32 = 64 << 10;
+pub const FSINFO_RTMULT: u32 = 4096;
+pub const FSINFO_WTMAX: u32 = 64 << 10;
+pub const FSINFO_WTPREF: u32 = 64 << 10;
+pub const FSINFO_WTMULT: u32 = 4096;
+pub const FSINFO_DTPREF: u32 = 8192;
+/// Times never change, so the granularity claimed is a whole second.
+pub const FSINFO_TIME_DELTA: (u32, u32) = (1, 0);
+/// Symlinks, homogeneous PATHCONF; no hard links, times cannot be set.
+pub const FSINFO_PROPERTIES: u32 = FSF3_SYMLINK | FSF3_HOMOGENEOUS;
+/// PATHCONF linkmax (RFC 1813 3.3.20).
+pub const PATHCONF_LINKMAX: u32 = 255;
 
 /// Encoded size of fattr3.
 pub const FATTR3_LEN: usize = 84;
@@ -138,6 +196,14 @@ impl UpperLayer for Nfs3Server {
             NFSPROC3_READ => read(&tree, &mut r),
             NFSPROC3_WRITE => write(&mut tree, &mut r),
             NFSPROC3_READDIR => readdir(&tree, &mut r),
+            NFSPROC3_SETATTR => setattr(&mut tree, &mut r),
+            NFSPROC3_ACCESS => access(&tree, &mut r),
+            NFSPROC3_CREATE => create(&mut tree, &mut r),
+            NFSPROC3_READDIRPLUS => readdirplus(&tree, &mut r),
+            NFSPROC3_FSSTAT => fsstat(&tree, &mut r),
+            NFSPROC3_FSINFO => fsinfo(&tree, &mut r),
+            NFSPROC3_PATHCONF => pathconf(&tree, &mut r),
+            NFSPROC3_COMMIT => commit(&tree, &mut r),
             _ => return UlpOutcome::ProcUnavail,
         };
         match res {
@@ -322,7 +388,6 @@ fn write(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
         return Err(Fail::Garbage);
     }
     let data = r.opaque("data", u32::MAX)?;
-    const WCC_LEN: usize = 4 + 24 + 4 + FATTR3_LEN;
     let id = match tree.resolve(file) {
         Ok(id) => id,
         Err(s) => {
@@ -405,4 +470,301 @@ fn readdir(tree: &Tree, r: &mut Reader<'_>) -> Res {
         w.bool(eof)
     })?;
     Ok(UlpResults::plain(bytes))
+}
+
+/// Encoded size of wcc_data with both halves present.
+const WCC_LEN: usize = 4 + 24 + 4 + FATTR3_LEN;
+
+/// A result that is only a status and a wcc_data.
+fn status_wcc(status: u32, before: Option<&Fattr3>, after: Option<&Fattr3>) -> Res {
+    Ok(UlpResults::plain(enc(4 + WCC_LEN, |w| {
+        w.u32(status)?;
+        put_wcc(w, before, after)
+    })?))
+}
+
+/// sattr3 (RFC 1813 2.6); only the size is kept.
+fn sattr(r: &mut Reader<'_>) -> Result<Option<u64>, Fail> {
+    for field in ["set_mode", "set_uid", "set_gid"] {
+        if r.bool(field)? {
+            r.u32(field)?;
+        }
+    }
+    let size = if r.bool("set_size")? {
+        Some(r.u64("size")?)
+    } else {
+        None
+    };
+    for field in ["set_atime", "set_mtime"] {
+        // time_how: DONT_CHANGE, SET_TO_SERVER_TIME, SET_TO_CLIENT_TIME (+ nfstime3).
+        match r.u32(field)? {
+            0 | 1 => {}
+            2 => {
+                r.u32(field)?;
+                r.u32(field)?;
+            }
+            _ => return Err(Fail::Garbage),
+        }
+    }
+    Ok(size)
+}
+
+/// SETATTR (RFC 1813 3.3.2).
+fn setattr(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
+    let object = fh(r, "object")?;
+    let size = sattr(r)?;
+    let guard = if r.bool("guard")? {
+        Some((r.u32("obj_ctime")?, r.u32("obj_ctime")?))
+    } else {
+        None
+    };
+    let id = match tree.resolve(object) {
+        Ok(id) => id,
+        Err(s) => return status_wcc(s, None, None),
+    };
+    let before = tree.attrs(id);
+    if guard.is_some_and(|c| c != before.ctime) {
+        return status_wcc(NFS3ERR_NOT_SYNC, Some(&before), Some(&before));
+    }
+    let status = match size {
+        Some(n) => tree.set_size(id, n).err().unwrap_or(NFS3_OK),
+        None => NFS3_OK,
+    };
+    status_wcc(status, Some(&before), Some(&tree.attrs(id)))
+}
+
+/// ACCESS (RFC 1813 3.3.4).
+fn access(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let object = fh(r, "object")?;
+    let asked = r.u32("access")?;
+    let id = match tree.resolve(object) {
+        Ok(id) => id,
+        Err(s) => return status_post_op(s, None),
+    };
+    let attr = tree.attrs(id);
+    let allowed = match attr.ftype {
+        Ftype::Reg => ACCESS_FILE,
+        Ftype::Dir => ACCESS_DIR,
+        Ftype::Lnk => ACCESS_LINK,
+    };
+    Ok(UlpResults::plain(enc(4 + 4 + FATTR3_LEN + 4, |w| {
+        w.u32(NFS3_OK)?;
+        put_post_op(w, Some(&attr))?;
+        w.u32(asked & allowed)
+    })?))
+}
+
+/// CREATE (RFC 1813 3.3.8): UNCHECKED succeeds on an existing file (applying the size);
+/// GUARDED fails on it with NFS3ERR_EXIST; EXCLUSIVE succeeds only on a retry with the
+/// verifier that created it.
+fn create(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
+    let dir_fh = fh(r, "dir")?;
+    let name = r.opaque("name", u32::MAX)?;
+    let mode = r.u32("createmode")?;
+    let (size, verf) = match mode {
+        UNCHECKED | GUARDED => (sattr(r)?, None),
+        EXCLUSIVE => {
+            let v: [u8; 8] = r
+                .opaque_fixed(8, "verf")?
+                .try_into()
+                .map_err(|_| Fail::Garbage)?;
+            (None, Some(v))
+        }
+        _ => return Err(Fail::Garbage),
+    };
+    let dir = match tree.resolve(dir_fh) {
+        Ok(d) => d,
+        Err(s) => return status_wcc(s, None, None),
+    };
+    let dir_before = tree.attrs(dir);
+    let result = tree
+        .create(dir, name, mode != UNCHECKED, verf)
+        .and_then(|(id, _)| match size {
+            Some(n) => tree.set_size(id, n).map(|()| id),
+            None => Ok(id),
+        });
+    let dir_after = tree.attrs(dir);
+    match result {
+        Ok(id) => {
+            let handle = tree.handle(id);
+            let attr = tree.attrs(id);
+            Ok(UlpResults::plain(enc(
+                4 + 4 + 4 + 64 + 4 + FATTR3_LEN + WCC_LEN,
+                |w| {
+                    w.u32(NFS3_OK)?;
+                    w.bool(true)?;
+                    w.opaque(&handle)?;
+                    put_post_op(w, Some(&attr))?;
+                    put_wcc(w, Some(&dir_before), Some(&dir_after))
+                },
+            )?))
+        }
+        Err(s) => status_wcc(s, Some(&dir_before), Some(&dir_after)),
+    }
+}
+
+/// READDIRPLUS (RFC 1813 3.3.17). `dircount` bounds the fileid, name and cookie of the
+/// entries returned; `maxcount` bounds the encoded READDIRPLUS3resok.
+fn readdirplus(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let dir_fh = fh(r, "dir")?;
+    let cookie = r.u64("cookie")?;
+    let verf = r.opaque_fixed(8, "cookieverf")?;
+    let dircount = r.u32("dircount")?;
+    let maxcount = r.u32("maxcount")?;
+    let dir = match tree.resolve(dir_fh) {
+        Ok(d) => d,
+        Err(s) => return status_post_op(s, None),
+    };
+    let attr = tree.attrs(dir);
+    let children: &[NodeId] = match tree.children(dir) {
+        Ok(c) => c,
+        Err(s) => return status_post_op(s, Some(&attr)),
+    };
+    if cookie > children.len() as u64 || (cookie != 0 && verf != COOKIEVERF) {
+        return status_post_op(NFS3ERR_BAD_COOKIE, Some(&attr));
+    }
+    let start = cookie as usize;
+    // dir_attributes, cookieverf, the final "no more entries" and eof.
+    let fixed = 4 + FATTR3_LEN + 8 + 4 + 4;
+    let budget = maxcount.min(MAX_READDIR) as usize;
+    let mut used = fixed;
+    let mut dir_used = 0usize;
+    let mut end = start;
+    while end < children.len() {
+        let c = children[end];
+        let info = 8 + 4 + round_up4(tree.node(c).name.len()) + 8;
+        // value_follows, info, name_attributes, name_handle.
+        let size = 4 + info + 4 + FATTR3_LEN + 4 + 4 + round_up4(tree.handle(c).len());
+        if used + size > budget || dir_used + info > dircount as usize {
+            break;
+        }
+        used += size;
+        dir_used += info;
+        end += 1;
+    }
+    if end == start && start < children.len() {
+        return status_post_op(NFS3ERR_TOOSMALL, Some(&attr));
+    }
+    let eof = end == children.len();
+    let bytes = enc(4 + used, |w| {
+        w.u32(NFS3_OK)?;
+        put_post_op(w, Some(&attr))?;
+        w.opaque_fixed(&COOKIEVERF)?;
+        for (i, &c) in children.iter().enumerate().take(end).skip(start) {
+            w.bool(true)?;
+            w.u64(tree.fileid(c))?;
+            w.opaque(tree.node(c).name.as_bytes())?;
+            w.u64(i as u64 + 1)?;
+            put_post_op(w, Some(&tree.attrs(c)))?;
+            w.bool(true)?;
+            w.opaque(&tree.handle(c))?;
+        }
+        w.bool(false)?;
+        w.bool(eof)
+    })?;
+    Ok(UlpResults::plain(bytes))
+}
+
+/// FSSTAT (RFC 1813 3.3.18): [`tree::TOTAL_BYTES`] and [`tree::MAX_NODES`] less what the
+/// tree uses; invarsec 0.
+fn fsstat(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let root = fh(r, "fsroot")?;
+    let id = match tree.resolve(root) {
+        Ok(id) => id,
+        Err(s) => return status_post_op(s, None),
+    };
+    let attr = tree.attrs(id);
+    let free = tree::TOTAL_BYTES.saturating_sub(tree.used_bytes());
+    let files = tree::MAX_NODES as u64;
+    let ffiles = files.saturating_sub(tree.len() as u64);
+    Ok(UlpResults::plain(enc(4 + 4 + FATTR3_LEN + 48 + 4, |w| {
+        w.u32(NFS3_OK)?;
+        put_post_op(w, Some(&attr))?;
+        w.u64(tree::TOTAL_BYTES)?;
+        w.u64(free)?;
+        w.u64(free)?;
+        w.u64(files)?;
+        w.u64(ffiles)?;
+        w.u64(ffiles)?;
+        w.u32(0)
+    })?))
+}
+
+/// FSINFO (RFC 1813 3.3.19).
+fn fsinfo(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let root = fh(r, "fsroot")?;
+    let id = match tree.resolve(root) {
+        Ok(id) => id,
+        Err(s) => return status_post_op(s, None),
+    };
+    let attr = tree.attrs(id);
+    Ok(UlpResults::plain(enc(
+        4 + 4 + FATTR3_LEN + 28 + 8 + 8 + 4,
+        |w| {
+            w.u32(NFS3_OK)?;
+            put_post_op(w, Some(&attr))?;
+            for v in [
+                FSINFO_RTMAX,
+                FSINFO_RTPREF,
+                FSINFO_RTMULT,
+                FSINFO_WTMAX,
+                FSINFO_WTPREF,
+                FSINFO_WTMULT,
+                FSINFO_DTPREF,
+            ] {
+                w.u32(v)?;
+            }
+            w.u64(tree::MAX_FILE_SIZE)?;
+            w.u32(FSINFO_TIME_DELTA.0)?;
+            w.u32(FSINFO_TIME_DELTA.1)?;
+            w.u32(FSINFO_PROPERTIES)
+        },
+    )?))
+}
+
+/// PATHCONF (RFC 1813 3.3.20): linkmax [`PATHCONF_LINKMAX`], name_max
+/// [`tree::NAME_MAX`], no_trunc, chown_restricted, case-sensitive, case-preserving.
+fn pathconf(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let object = fh(r, "object")?;
+    let id = match tree.resolve(object) {
+        Ok(id) => id,
+        Err(s) => return status_post_op(s, None),
+    };
+    let attr = tree.attrs(id);
+    Ok(UlpResults::plain(enc(4 + 4 + FATTR3_LEN + 24, |w| {
+        w.u32(NFS3_OK)?;
+        put_post_op(w, Some(&attr))?;
+        w.u32(PATHCONF_LINKMAX)?;
+        w.u32(tree::NAME_MAX as u32)?;
+        w.bool(true)?;
+        w.bool(true)?;
+        w.bool(false)?;
+        w.bool(true)
+    })?))
+}
+
+/// COMMIT (RFC 1813 3.3.21): every WRITE is already FILE_SYNC, so this only checks the
+/// object and returns [`WRITE_VERF`]; a directory is NFS3ERR_ISDIR, a symlink NFS3ERR_INVAL.
+fn commit(tree: &Tree, r: &mut Reader<'_>) -> Res {
+    let file = fh(r, "file")?;
+    let _offset = r.u64("offset")?;
+    let _count = r.u32("count")?;
+    let id = match tree.resolve(file) {
+        Ok(id) => id,
+        Err(s) => return status_wcc(s, None, None),
+    };
+    let attr = tree.attrs(id);
+    let status = match attr.ftype {
+        Ftype::Reg => NFS3_OK,
+        Ftype::Dir => NFS3ERR_ISDIR,
+        Ftype::Lnk => NFS3ERR_INVAL,
+    };
+    Ok(UlpResults::plain(enc(4 + WCC_LEN + 8, |w| {
+        w.u32(status)?;
+        put_wcc(w, Some(&attr), Some(&attr))?;
+        if status == NFS3_OK {
+            w.opaque_fixed(&WRITE_VERF)?;
+        }
+        Ok(())
+    })?))
 }

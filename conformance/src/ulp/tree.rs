@@ -18,7 +18,10 @@
 //! ```
 //!
 //! File contents: byte `i` of a file created with `len` bytes is `(i * 7 + len) % 251`
-//! ([`content_byte`]); WRITE changes the in-memory copy.
+//! ([`content_byte`]); WRITE and SETATTR's size change the in-memory copy.
+//!
+//! CREATE appends a new empty file to its directory (so READDIR cookies of existing entries
+//! stay valid) and gives it the next fileid; the tree holds at most [`MAX_NODES`] objects.
 //!
 //! Handles: the root is [`ROOT_HANDLE`] (the Linux fsid=1 export root handle). Every other
 //! object has a 16-byte handle `01 00 01 01 | 01 00 00 00 | fileid (u32 LE) | 01 00 00 00`
@@ -26,8 +29,8 @@
 //! NFS3ERR_BADHANDLE; one of the right length that names nothing is NFS3ERR_STALE.
 
 use super::nfs3::{
-    NFS3ERR_BADHANDLE, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR, NFS3ERR_NAMETOOLONG,
-    NFS3ERR_NOENT, NFS3ERR_NOTDIR, NFS3ERR_STALE,
+    NFS3ERR_BADHANDLE, NFS3ERR_EXIST, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR,
+    NFS3ERR_NAMETOOLONG, NFS3ERR_NOENT, NFS3ERR_NOSPC, NFS3ERR_NOTDIR, NFS3ERR_STALE,
 };
 
 /// The root handle: the Linux server's handle of an fsid=1 export root.
@@ -60,6 +63,12 @@ pub const DIR_ENTRIES: usize = 20;
 pub const MAX_FILE_SIZE: u64 = 16 << 20;
 /// Size and space used reported for a directory.
 pub const DIR_SIZE: u64 = 4096;
+/// Most objects the tree holds (FSSTAT tfiles); CREATE beyond it is NFS3ERR_NOSPC.
+pub const MAX_NODES: usize = 4096;
+/// Total size of the file system (FSSTAT tbytes).
+pub const TOTAL_BYTES: u64 = 1 << 30;
+/// Longest name a directory entry may have (PATHCONF name_max).
+pub const NAME_MAX: usize = 255;
 
 /// Byte `i` of a file created with `len` bytes.
 pub fn content_byte(len: usize, i: usize) -> u8 {
@@ -127,6 +136,8 @@ pub struct Node {
     pub name: String,
     pub parent: NodeId,
     pub kind: Kind,
+    /// The verifier of an EXCLUSIVE CREATE that made this file (RFC 1813 3.3.8).
+    pub create_verf: Option<[u8; 8]>,
 }
 
 /// fattr3 (RFC 1813 2.5).
@@ -167,6 +178,7 @@ impl Tree {
                 name: String::new(),
                 parent: 0,
                 kind: Kind::Dir(Vec::new()),
+                create_verf: None,
             }],
         };
         for (name, len) in FILES {
@@ -187,6 +199,7 @@ impl Tree {
             name: name.to_string(),
             parent,
             kind,
+            create_verf: None,
         });
         if let Kind::Dir(children) = &mut self.nodes[parent].kind {
             children.push(id);
@@ -248,7 +261,7 @@ impl Tree {
         let Kind::Dir(children) = &self.nodes[dir].kind else {
             return Err(NFS3ERR_NOTDIR);
         };
-        if name.len() > 255 {
+        if name.len() > NAME_MAX {
             return Err(NFS3ERR_NAMETOOLONG);
         }
         match name {
@@ -347,5 +360,72 @@ impl Tree {
             Kind::Symlink(t) => Ok(t),
             _ => Err(NFS3ERR_INVAL),
         }
+    }
+
+    /// Number of objects in the tree.
+    pub fn len(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// Whether the tree is empty (never: it always has its root).
+    pub fn is_empty(&self) -> bool {
+        self.nodes.is_empty()
+    }
+
+    /// Bytes used by all objects (the sum of their fattr3 `used`).
+    pub fn used_bytes(&self) -> u64 {
+        (0..self.nodes.len()).map(|id| self.attrs(id).used).sum()
+    }
+
+    /// CREATE of a regular file `name` in `dir` (RFC 1813 3.3.8). Returns the file and whether
+    /// it already existed; `exclusive` (GUARDED or EXCLUSIVE) makes an existing name
+    /// NFS3ERR_EXIST, except an EXCLUSIVE retry whose verifier `verf` matches the one that
+    /// created the file. A name that is empty, "." or "..", or holds '/' or NUL is
+    /// NFS3ERR_INVAL.
+    pub fn create(
+        &mut self,
+        dir: NodeId,
+        name: &[u8],
+        exclusive: bool,
+        verf: Option<[u8; 8]>,
+    ) -> Result<(NodeId, bool), u32> {
+        match self.lookup(dir, name) {
+            Ok(id) => {
+                if matches!(self.nodes[id].kind, Kind::File(_))
+                    && (!exclusive || (verf.is_some() && self.nodes[id].create_verf == verf))
+                {
+                    return Ok((id, true));
+                }
+                return Err(NFS3ERR_EXIST);
+            }
+            Err(NFS3ERR_NOENT) => {}
+            Err(s) => return Err(s),
+        }
+        if name.is_empty() || name.contains(&b'/') || name.contains(&0) {
+            return Err(NFS3ERR_INVAL);
+        }
+        let Ok(name) = std::str::from_utf8(name) else {
+            return Err(NFS3ERR_INVAL);
+        };
+        if self.nodes.len() >= MAX_NODES {
+            return Err(NFS3ERR_NOSPC);
+        }
+        let id = self.add(dir, name, Kind::File(Vec::new()));
+        self.nodes[id].create_verf = verf;
+        Ok((id, false))
+    }
+
+    /// SETATTR's size (RFC 1813 3.3.2): truncates or extends (with zeros) a regular file.
+    pub fn set_size(&mut self, id: NodeId, size: u64) -> Result<(), u32> {
+        let file = match &mut self.nodes[id].kind {
+            Kind::File(d) => d,
+            Kind::Dir(_) => return Err(NFS3ERR_ISDIR),
+            Kind::Symlink(_) => return Err(NFS3ERR_INVAL),
+        };
+        if size > MAX_FILE_SIZE {
+            return Err(NFS3ERR_FBIG);
+        }
+        file.resize(size as usize, 0);
+        Ok(())
     }
 }
