@@ -17,7 +17,7 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
     let config = Config {
         credits: 8,
         receive_window: Some(64),
-        handle_delay: Duration::from_millis(5),
+        handle_delay: Duration::from_millis(20),
         observer: Some(log.clone()),
         ..Config::default()
     };

@@ -49,7 +49,7 @@ fn self_test(grant: u32) -> Vec<ObservedConnection> {
     let config = Config {
         credits: grant,
         receive_window: Some(grant.max(64)),
-        handle_delay: Duration::from_millis(5),
+        handle_delay: Duration::from_millis(20),
         observer: Some(log.clone()),
         ..Config::default()
     };

@@ -35,7 +35,8 @@ pub struct Faults {
     pub invalidate_foreign_key: bool,
     /// Advertise private data with version 2 (not RFC 8797's 1).
     pub private_data_bad_version: bool,
-    /// Post receives for only half the credits granted (RFC 8166 3.3.1).
+    /// Post receives for only half the credits granted, and replenish them slowly
+    /// (RFC 8166 3.3.1).
     pub short_receive_window: bool,
     /// Read each read segment rounded up to a multiple of four (past the advertised length).
     pub read_chunk_roundup: bool,

@@ -223,6 +223,11 @@ impl<'a> Session<'a> {
                             if !self.config.handle_delay.is_zero() {
                                 std::thread::sleep(self.config.handle_delay);
                             }
+                            if self.config.faults.short_receive_window {
+                                // Short of receives and slow to replenish them: calls sent
+                                // back to back within the grant find no receive posted.
+                                std::thread::sleep(Duration::from_millis(50));
+                            }
                             // Record every message that arrived before we answer this one:
                             // they are all outstanding at the requester.
                             self.observe_arrival(&e);
