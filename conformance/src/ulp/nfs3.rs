@@ -419,25 +419,28 @@ fn write(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
     })?))
 }
 
+/// The directory a READDIR or READDIRPLUS names, its attributes, its entries, and the entry
+/// the cookie resumes at; or the error results (RFC 1813 3.3.16, 3.3.17).
+fn open_dir<'t>(tree: &'t Tree, dir_fh: &[u8], cookie: u64, verf: &[u8]) -> Result<(Fattr3, &'t [NodeId], usize), Res> {
+    let dir = tree.resolve(dir_fh).map_err(|s| status_post_op(s, None))?;
+    let attr = tree.attrs(dir);
+    let children = tree.children(dir).map_err(|s| status_post_op(s, Some(&attr)))?;
+    if cookie > children.len() as u64 || (cookie != 0 && verf != COOKIEVERF) {
+        return Err(status_post_op(NFS3ERR_BAD_COOKIE, Some(&attr)));
+    }
+    Ok((attr, children, cookie as usize))
+}
+
 /// READDIR (RFC 1813 3.3.16). `count` bounds the encoded READDIR3resok.
 fn readdir(tree: &Tree, r: &mut Reader<'_>) -> Res {
     let dir_fh = fh(r, "dir")?;
     let cookie = r.u64("cookie")?;
     let verf = r.opaque_fixed(8, "cookieverf")?;
     let count = r.u32("count")?;
-    let dir = match tree.resolve(dir_fh) {
-        Ok(d) => d,
-        Err(s) => return status_post_op(s, None),
+    let (attr, children, start) = match open_dir(tree, dir_fh, cookie, verf) {
+        Ok(x) => x,
+        Err(res) => return res,
     };
-    let attr = tree.attrs(dir);
-    let children: &[NodeId] = match tree.children(dir) {
-        Ok(c) => c,
-        Err(s) => return status_post_op(s, Some(&attr)),
-    };
-    if cookie > children.len() as u64 || (cookie != 0 && verf != COOKIEVERF) {
-        return status_post_op(NFS3ERR_BAD_COOKIE, Some(&attr));
-    }
-    let start = cookie as usize;
     // dir_attributes, cookieverf, the final "no more entries" and eof.
     let fixed = 4 + FATTR3_LEN + 8 + 4 + 4;
     let budget = count.min(MAX_READDIR) as usize;
@@ -611,19 +614,10 @@ fn readdirplus(tree: &Tree, r: &mut Reader<'_>) -> Res {
     let verf = r.opaque_fixed(8, "cookieverf")?;
     let dircount = r.u32("dircount")?;
     let maxcount = r.u32("maxcount")?;
-    let dir = match tree.resolve(dir_fh) {
-        Ok(d) => d,
-        Err(s) => return status_post_op(s, None),
+    let (attr, children, start) = match open_dir(tree, dir_fh, cookie, verf) {
+        Ok(x) => x,
+        Err(res) => return res,
     };
-    let attr = tree.attrs(dir);
-    let children: &[NodeId] = match tree.children(dir) {
-        Ok(c) => c,
-        Err(s) => return status_post_op(s, Some(&attr)),
-    };
-    if cookie > children.len() as u64 || (cookie != 0 && verf != COOKIEVERF) {
-        return status_post_op(NFS3ERR_BAD_COOKIE, Some(&attr));
-    }
-    let start = cookie as usize;
     // dir_attributes, cookieverf, the final "no more entries" and eof.
     let fixed = 4 + FATTR3_LEN + 8 + 4 + 4;
     let budget = maxcount.min(MAX_READDIR) as usize;
