@@ -659,3 +659,57 @@ proptest! {
         }
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// XDR pad bytes: the one place where decode-then-encode is not the identity (fuzz/roundtrip).
+
+fn unhex(s: &str) -> Vec<u8> {
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(&s[i..i + 2], 16).unwrap()).collect()
+}
+
+/// Found by the roundtrip fuzz target (a harness bug, kept as a case): a ROPT_INITXCH whose
+/// third xcharval (id 0xf4, 1 byte of data) has the non-zero pad 00 00 04. Values inside a
+/// counted array re-encode from their wire bytes, pads included: byte for byte.
+#[test]
+fn nonzero_pad_inside_an_xcharspec_round_trips_verbatim() {
+    let b = unhex(concat!(
+        "00000020000000020000000100000005", // xid, vers 2, credit, RDMA2_OPTIONAL
+        "00000000000000010000003000000003", // CALL, ROPT_INITXCH, optinfo 48 bytes, 3 values
+        "000000010000000400002000",         // RBSIZ 0x2000
+        "000000020000000400000001",         // REQREMINV true
+        "000000f40000000100000004",         // id 0xf4, 1 byte (00), pad 00 00 04
+        "0000000100000000",                 // nochg: one empty word
+        "0300000004000000020000000100000003",
+    ));
+    let m = v2::Message::decode(&b, &Profile::default()).unwrap();
+    assert_eq!(m.payload_offset, 76);
+    let mut out = [0u8; 76];
+    assert_eq!(m.header.encode_into(&mut out), Ok(76));
+    assert_eq!(&out[..], &b[..76]);
+}
+
+/// ROPT_UPDXCH's single xcharval and rdma_optinfo itself are re-encoded afresh: non-zero pad
+/// bytes in the input (which the decoder accepts) come back as zeros, and nothing else changes.
+#[test]
+fn nonzero_pads_of_fresh_opaques_come_back_zero() {
+    // optinfo: xchv_which, length 1, one data byte and 3 pad bytes, optupdxch_pendclr.
+    let b = unhex(concat!(
+        "00000001000000020000000100000005",
+        "0000000000000004", // CALL, ROPT_UPDXCH
+        "00000010",         // optinfo: 16 bytes
+        "ffffff0000000001aaeeeeee00000001", // experimental id, 1 byte aa, pad ee ee ee, pendclr
+    ));
+    let m = v2::Message::decode(&b, &Profile::default()).unwrap();
+    let mut out = [0u8; 44];
+    assert_eq!(m.header.encode_into(&mut out), Ok(44));
+    let mut want = b.clone();
+    want[37..40].fill(0);
+    assert_eq!(&out[..], &want[..]);
+    // A raw (unknown opttype) optinfo of 3 bytes with a non-zero pad byte.
+    let b = unhex("0000000100000002000000010000000500000000000000630000000301020377");
+    let m = v2::Message::decode(&b, &Profile::default()).unwrap();
+    let mut out = [0u8; 32];
+    assert_eq!(m.header.encode_into(&mut out), Ok(32));
+    assert_eq!(&out[..31], &b[..31]);
+    assert_eq!(out[31], 0);
+}
