@@ -419,6 +419,15 @@ fn write(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
     })?))
 }
 
+/// The part of an entry3 / entryplus3 both share: value_follows, fileid, name, and the cookie
+/// that resumes after entry `index` (RFC 1813 3.3.16, 3.3.17).
+fn put_entry_head(w: &mut Writer<'_>, tree: &Tree, c: NodeId, index: usize) -> Result<(), EncodeError> {
+    w.bool(true)?;
+    w.u64(tree.fileid(c))?;
+    w.opaque(tree.node(c).name.as_bytes())?;
+    w.u64(index as u64 + 1)
+}
+
 /// The directory a READDIR or READDIRPLUS names, its attributes, its entries, and the entry
 /// the cookie resumes at; or the error results (RFC 1813 3.3.16, 3.3.17).
 fn open_dir<'t>(tree: &'t Tree, dir_fh: &[u8], cookie: u64, verf: &[u8]) -> Result<(Fattr3, &'t [NodeId], usize), Res> {
@@ -464,10 +473,7 @@ fn readdir(tree: &Tree, r: &mut Reader<'_>) -> Res {
         put_post_op(w, Some(&attr))?;
         w.opaque_fixed(&COOKIEVERF)?;
         for (i, &c) in children.iter().enumerate().take(end).skip(start) {
-            w.bool(true)?;
-            w.u64(tree.fileid(c))?;
-            w.opaque(tree.node(c).name.as_bytes())?;
-            w.u64(i as u64 + 1)?;
+            put_entry_head(w, tree, c, i)?;
         }
         w.bool(false)?;
         w.bool(eof)
@@ -645,10 +651,7 @@ fn readdirplus(tree: &Tree, r: &mut Reader<'_>) -> Res {
         put_post_op(w, Some(&attr))?;
         w.opaque_fixed(&COOKIEVERF)?;
         for (i, &c) in children.iter().enumerate().take(end).skip(start) {
-            w.bool(true)?;
-            w.u64(tree.fileid(c))?;
-            w.opaque(tree.node(c).name.as_bytes())?;
-            w.u64(i as u64 + 1)?;
+            put_entry_head(w, tree, c, i)?;
             put_post_op(w, Some(&tree.attrs(c)))?;
             w.bool(true)?;
             w.opaque(&tree.handle(c))?;
