@@ -61,9 +61,7 @@ macro_rules! v1_form {
             #[divan::bench]
             fn decode_check(bencher: Bencher) {
                 let (b, p) = (bytes($name), profile());
-                bencher.bench_local(|| {
-                    v1_decode_check(black_box(&b), black_box(&p), black_box(role($name)))
-                });
+                bencher.bench_local(|| v1_decode_check(black_box(&b), black_box(&p), black_box(role($name))));
             }
 
             #[divan::bench]
@@ -110,9 +108,7 @@ macro_rules! v2_form {
             #[divan::bench]
             fn decode_check(bencher: Bencher) {
                 let (b, p) = (bytes($name), profile());
-                bencher.bench_local(|| {
-                    v2_decode_check(black_box(&b), black_box(&p), black_box(role($name)))
-                });
+                bencher.bench_local(|| v2_decode_check(black_box(&b), black_box(&p), black_box(role($name))));
             }
 
             #[divan::bench]

@@ -22,27 +22,12 @@ use rpcrdma_codec::{v1, DecodeError, EncodeError, Profile};
 /// The forms, in report order: (name, what it is).
 pub const FORMS: &[(&str, &str)] = &[
     ("msg-null", "v1 RDMA_MSG, no chunks, NFSv3 NULL call"),
-    (
-        "msg-read-write2",
-        "v1 RDMA_MSG, one read chunk + one two-segment write chunk, RPC call",
-    ),
-    (
-        "nomsg-reply",
-        "v1 RDMA_NOMSG with a one-segment reply chunk (Long Reply)",
-    ),
+    ("msg-read-write2", "v1 RDMA_MSG, one read chunk + one two-segment write chunk, RPC call"),
+    ("nomsg-reply", "v1 RDMA_NOMSG with a one-segment reply chunk (Long Reply)"),
     ("err-vers", "v1 RDMA_ERROR ERR_VERS reply"),
-    (
-        "cm-private-data",
-        "RFC 8797 CM private data in a 56-byte IB REQ buffer",
-    ),
-    (
-        "v2-initxch",
-        "v2 RDMA2_OPTIONAL ROPT_INITXCH, three characteristics + subset",
-    ),
-    (
-        "v2-xmtreq",
-        "v2 RDMA2_OPTIONAL ROPT_XMTREQ, two placements (EXRW + TBSN), 8-byte payload",
-    ),
+    ("cm-private-data", "RFC 8797 CM private data in a 56-byte IB REQ buffer"),
+    ("v2-initxch", "v2 RDMA2_OPTIONAL ROPT_INITXCH, three characteristics + subset"),
+    ("v2-xmtreq", "v2 RDMA2_OPTIONAL ROPT_XMTREQ, two placements (EXRW + TBSN), 8-byte payload"),
 ];
 
 pub fn profile() -> Profile {
@@ -74,22 +59,16 @@ pub mod msg_read_write2 {
     use super::*;
     pub const XID: u32 = 0x30;
     pub static READS: [ReadSegment; 1] = [ReadSegment::new(44, 0x1122_3344, 4096, 0x1_0000_2000)];
-    pub static WRITE0: [Segment; 2] = [
-        Segment::new(0x3001, 4096, 0x6000_0000),
-        Segment::new(0x3002, 4096, 0x7000_0000),
-    ];
+    pub static WRITE0: [Segment; 2] =
+        [Segment::new(0x3001, 4096, 0x6000_0000), Segment::new(0x3002, 4096, 0x7000_0000)];
     pub static WRITES: [&[Segment]; 1] = [&WRITE0];
     pub fn builder() -> v1::HeaderBuilder<'static> {
-        v1::HeaderBuilder::msg(XID, 32)
-            .read_list(&READS)
-            .write_list(&WRITES)
+        v1::HeaderBuilder::msg(XID, 32).read_list(&READS).write_list(&WRITES)
     }
     pub fn payload(out: &mut Vec<u8>) {
         let mut b = [0u8; 64];
         let mut w = Writer::new(&mut b);
-        CallHeader::new(XID, 0x2000_0000, 1, 3)
-            .encode(&mut w)
-            .unwrap();
+        CallHeader::new(XID, 0x2000_0000, 1, 3).encode(&mut w).unwrap();
         w.u32(4096).unwrap();
         out.extend_from_slice(w.written());
     }
@@ -135,13 +114,7 @@ pub mod v2_initxch {
             start: XcharSpec::new(&VALS, p.property_ids),
             nochg: XcharSubset::new(&NOCHG, p.subset_bit_order),
         });
-        v2::HeaderBuilder::optional(
-            0x20,
-            1,
-            MsgType::Call,
-            xcharext::ROPT_INITXCH,
-            OptInfo::Xchar(op),
-        )
+        v2::HeaderBuilder::optional(0x20, 1, MsgType::Call, xcharext::ROPT_INITXCH, OptInfo::Xchar(op))
     }
 }
 
@@ -152,19 +125,8 @@ pub mod v2_xmtreq {
     pub static EX: [Segment; 1] = [Segment::new(0x11, 8192, 0x4000)];
     pub static BSNUM: [u32; 2] = [3, 4];
     pub static DP: [Mitem<'static>; 2] = [
-        Mitem {
-            disp: 0,
-            length: 8192,
-            loc: Loc::Exrw(Array::from_slice(&EX)),
-        },
-        Mitem {
-            disp: 8192,
-            length: 16,
-            loc: Loc::Tbsn {
-                offset: 12,
-                bsnum: Array::from_slice(&BSNUM),
-            },
-        },
+        Mitem { disp: 0, length: 8192, loc: Loc::Exrw(Array::from_slice(&EX)) },
+        Mitem { disp: 8192, length: 16, loc: Loc::Tbsn { offset: 12, bsnum: Array::from_slice(&BSNUM) } },
     ];
     pub static PAYLOAD: [u8; 8] = [0, 0, 0, 0x30, 0, 0, 0, 0];
     pub fn builder(p: &Profile) -> v2::HeaderBuilder<'static> {
@@ -358,10 +320,7 @@ pub fn verify(root: &Path) -> Vec<String> {
     for (name, _) in FORMS {
         let built = bytes(name);
         let (want, from) = golden_bytes(root, name);
-        assert_eq!(
-            built, want,
-            "{name}: builder bytes differ from the golden form ({from})"
-        );
+        assert_eq!(built, want, "{name}: builder bytes differ from the golden form ({from})");
         let role = role(name);
         let mut out = [0u8; 256];
         match *name {
@@ -369,32 +328,21 @@ pub fn verify(root: &Path) -> Vec<String> {
                 let e = pd_effective(&built, &p);
                 assert_eq!(e.status, private_data::Status::Ok, "{name}");
                 assert_eq!(e.params, cm_private_data::value(), "{name}");
-                assert!(
-                    matches!(pd_find(&built, &p), Ok(Lookup::Found { at: 0, .. })),
-                    "{name}"
-                );
+                assert!(matches!(pd_find(&built, &p), Ok(Lookup::Found { at: 0, .. })), "{name}");
                 let n = pd_encode(&cm_private_data::value(), &mut out).unwrap();
                 assert_eq!(&out[..n], &built[..n], "{name}: encode");
             }
             "v2-initxch" | "v2-xmtreq" => {
                 let m = v2_decode(&built, &p).unwrap_or_else(|e| panic!("{name}: {e}"));
                 let v = v2_check(&m, role);
-                assert!(
-                    v.is_empty(),
-                    "{name}: violations {:?}",
-                    v.iter().map(|x| x.rule.id).collect::<Vec<_>>()
-                );
+                assert!(v.is_empty(), "{name}: violations {:?}", v.iter().map(|x| x.rule.id).collect::<Vec<_>>());
                 let n = v2_reencode(&m.header, &mut out).unwrap();
                 assert_eq!(&out[..n], &built[..m.payload_offset], "{name}: re-encoding");
             }
             _ => {
                 let m = v1_decode(&built, &p).unwrap_or_else(|e| panic!("{name}: {e}"));
                 let v = v1_check(&m, role);
-                assert!(
-                    v.is_empty(),
-                    "{name}: violations {:?}",
-                    v.iter().map(|x| x.rule.id).collect::<Vec<_>>()
-                );
+                assert!(v.is_empty(), "{name}: violations {:?}", v.iter().map(|x| x.rule.id).collect::<Vec<_>>());
                 let n = v1_reencode(&m.header, &mut out).unwrap();
                 assert_eq!(&out[..n], &built[..m.payload_offset], "{name}: re-encoding");
             }

@@ -17,7 +17,9 @@ use core::fmt;
 
 use crate::error::{DecodeError, EncodeError, ErrorKind};
 use crate::profile::Profile;
-use crate::rpc::{AcceptStat, CallHeader, OpaqueAuth, Rejected, ReplyBody, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION};
+use crate::rpc::{
+    AcceptStat, CallHeader, OpaqueAuth, Rejected, ReplyBody, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION,
+};
 use crate::v1::{field as v1_field, Body, HeaderBuilder, Message};
 use crate::xdr::{round_up4, Reader, Writer};
 
@@ -124,9 +126,7 @@ impl Dispatch {
             Dispatch::ProgUnavail => accepted(AcceptStat::ProgUnavail),
             Dispatch::ProgMismatch => accepted(AcceptStat::ProgMismatch { low: VERSION, high: VERSION }),
             Dispatch::ProcUnavail => accepted(AcceptStat::ProcUnavail),
-            Dispatch::RpcMismatch => {
-                ReplyBody::Denied(Rejected::RpcMismatch { low: RPC_VERSION, high: RPC_VERSION })
-            }
+            Dispatch::RpcMismatch => ReplyBody::Denied(Rejected::RpcMismatch { low: RPC_VERSION, high: RPC_VERSION }),
         }
     }
 }
@@ -281,14 +281,15 @@ impl<'a> CcpReply<'a> {
 
     pub fn encoded_len(&self) -> usize {
         // xid, mtype, reply_stat
-        let head = 12 + match &self.header.body {
-            ReplyBody::Accepted { verf, stat } => {
-                let mismatch = if matches!(stat, AcceptStat::ProgMismatch { .. }) { 8 } else { 0 };
-                8 + round_up4(verf.body.len()) + 4 + mismatch
-            }
-            ReplyBody::Denied(Rejected::RpcMismatch { .. }) => 4 + 8,
-            ReplyBody::Denied(Rejected::AuthError { .. }) => 4 + 4,
-        };
+        let head = 12
+            + match &self.header.body {
+                ReplyBody::Accepted { verf, stat } => {
+                    let mismatch = if matches!(stat, AcceptStat::ProgMismatch { .. }) { 8 } else { 0 };
+                    8 + round_up4(verf.body.len()) + 4 + mismatch
+                }
+                ReplyBody::Denied(Rejected::RpcMismatch { .. }) => 4 + 8,
+                ReplyBody::Denied(Rejected::AuthError { .. }) => 4 + 4,
+            };
         head + self.result.map_or(0, |_| ConfigRdmaReply::ENCODED_LEN)
     }
 

@@ -354,8 +354,7 @@ pub struct ChunkLists<'a> {
 
 impl<'a> ChunkLists<'a> {
     /// No chunks: "simply three 32-bit fields that contain zero" (RFC 8166 4.7).
-    pub const NONE: ChunkLists<'static> =
-        ChunkLists { reads: ReadList::EMPTY, writes: WriteList::EMPTY, reply: None };
+    pub const NONE: ChunkLists<'static> = ChunkLists { reads: ReadList::EMPTY, writes: WriteList::EMPTY, reply: None };
 
     pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let reads = ReadList::decode(r)?;
@@ -370,10 +369,7 @@ impl<'a> ChunkLists<'a> {
     }
 
     pub fn encoded_len(&self) -> usize {
-        self.reads.encoded_len()
-            + self.writes.encoded_len()
-            + 4
-            + self.reply.map_or(0, |c| c.encoded_len())
+        self.reads.encoded_len() + self.writes.encoded_len() + 4 + self.reply.map_or(0, |c| c.encoded_len())
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {

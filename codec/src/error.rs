@@ -118,11 +118,7 @@ pub struct EncodeError {
 
 impl fmt::Display for EncodeError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "buffer too small: needs at least {} bytes, has {}",
-            self.needed, self.available
-        )
+        write!(f, "buffer too small: needs at least {} bytes, has {}", self.needed, self.available)
     }
 }
 

@@ -57,13 +57,7 @@ pub struct Padding {
 
 impl Padding {
     pub fn new(align: u32, thresh: u32, profile: &Profile, payload_offset: usize) -> Self {
-        Padding {
-            align,
-            thresh,
-            threshold: profile.msgp_threshold,
-            origin: profile.msgp_align_origin,
-            payload_offset,
-        }
+        Padding { align, thresh, threshold: profile.msgp_threshold, origin: profile.msgp_align_origin, payload_offset }
     }
 
     /// The padding of a decoded RDMA_MSGP message; None for any other procedure.
@@ -142,7 +136,10 @@ impl Padding {
             return Err(DecodeError::new(
                 PAD_FIELD,
                 r.offset(),
-                ErrorKind::Truncated { needed: usize::try_from(pad_len).unwrap_or(usize::MAX), available: r.remaining() },
+                ErrorKind::Truncated {
+                    needed: usize::try_from(pad_len).unwrap_or(usize::MAX),
+                    available: r.remaining(),
+                },
             ));
         }
         let pad = r.take(pad_len as usize, PAD_FIELD)?;
@@ -152,7 +149,10 @@ impl Padding {
             return Err(DecodeError::new(
                 field,
                 data_offset,
-                ErrorKind::Truncated { needed: usize::try_from(padded).unwrap_or(usize::MAX), available: r.remaining() },
+                ErrorKind::Truncated {
+                    needed: usize::try_from(padded).unwrap_or(usize::MAX),
+                    available: r.remaining(),
+                },
             ));
         }
         let data = r.take(length as usize, field)?;

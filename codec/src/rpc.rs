@@ -127,15 +127,7 @@ pub struct CallHeader<'a> {
 impl<'a> CallHeader<'a> {
     /// A version-2 call with AUTH_NONE credential and verifier.
     pub fn new(xid: u32, prog: u32, vers: u32, proc_: u32) -> Self {
-        CallHeader {
-            xid,
-            rpcvers: RPC_VERSION,
-            prog,
-            vers,
-            proc_,
-            cred: OpaqueAuth::NONE,
-            verf: OpaqueAuth::NONE,
-        }
+        CallHeader { xid, rpcvers: RPC_VERSION, prog, vers, proc_, cred: OpaqueAuth::NONE, verf: OpaqueAuth::NONE }
     }
 
     pub fn encoded_len(&self) -> usize {
@@ -192,9 +184,14 @@ impl AcceptStat {
 /// `rejected_reply` (RFC 5531 9).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Rejected {
-    RpcMismatch { low: u32, high: u32 },
+    RpcMismatch {
+        low: u32,
+        high: u32,
+    },
     /// auth_stat, kept raw (RFC 5531 9 and RFC 2203 add values).
-    AuthError { stat: u32 },
+    AuthError {
+        stat: u32,
+    },
 }
 
 impl Rejected {
@@ -335,9 +332,7 @@ impl<'a> RpcMessage<'a> {
                     3 => AcceptStat::ProcUnavail,
                     4 => AcceptStat::GarbageArgs,
                     5 => AcceptStat::SystemErr,
-                    value => {
-                        return Err(DecodeError::new("accept_stat", at, ErrorKind::InvalidEnum { value }))
-                    }
+                    value => return Err(DecodeError::new("accept_stat", at, ErrorKind::InvalidEnum { value })),
                 };
                 Ok(ReplyBody::Accepted { verf, stat })
             }
@@ -346,9 +341,7 @@ impl<'a> RpcMessage<'a> {
                 Ok(ReplyBody::Denied(match r.u32("reject_stat")? {
                     0 => Rejected::RpcMismatch { low: r.u32("low")?, high: r.u32("high")? },
                     1 => Rejected::AuthError { stat: r.u32("auth_stat")? },
-                    value => {
-                        return Err(DecodeError::new("reject_stat", at, ErrorKind::InvalidEnum { value }))
-                    }
+                    value => return Err(DecodeError::new("reject_stat", at, ErrorKind::InvalidEnum { value })),
                 }))
             }
             value => Err(DecodeError::new("reply_stat", at, ErrorKind::InvalidEnum { value })),
@@ -418,10 +411,7 @@ mod tests {
     fn prog_mismatch_reply() {
         let b = words(&[9, 1, 0, 0, 0, 2, 2, 4]);
         let m = RpcMessage::decode(&b).unwrap();
-        assert_eq!(
-            m.header,
-            RpcHeader::Reply(ReplyHeader::accepted(9, AcceptStat::ProgMismatch { low: 2, high: 4 }))
-        );
+        assert_eq!(m.header, RpcHeader::Reply(ReplyHeader::accepted(9, AcceptStat::ProgMismatch { low: 2, high: 4 })));
         let mut out = [0u8; 32];
         let mut w = Writer::new(&mut out);
         m.header.encode(&mut w).unwrap();

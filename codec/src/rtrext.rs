@@ -327,11 +327,8 @@ impl<'a> Item<'a> for XmrbsGroup {
     const MIN_LEN: usize = 16;
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let count = r.u32("xmrgrp_count")?;
-        let info = XmrbsSeg {
-            length: r.u32("xmrseg_length")?,
-            align: r.u32("xmrseg_align")?,
-            flags: r.u32("xmrseg_flags")?,
-        };
+        let info =
+            XmrbsSeg { length: r.u32("xmrseg_length")?, align: r.u32("xmrseg_align")?, flags: r.u32("xmrseg_flags")? };
         Ok(XmrbsGroup { count, info })
     }
     fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
@@ -466,11 +463,9 @@ impl OptrInfo {
                 OptrDetail::ExpCur { expect: r.u32("optri_expect")?, current: r.u32("optri_current")? }
             }
             OptrErr::BadCont => OptrDetail::None,
-            OptrErr::BadTbsn | OptrErr::BadOff | OptrErr::BadPl => OptrDetail::Range {
-                value: r.u32("optri_value")?,
-                min: r.u32("optri_min")?,
-                max: r.u32("optri_max")?,
-            },
+            OptrErr::BadTbsn | OptrErr::BadOff | OptrErr::BadPl => {
+                OptrDetail::Range { value: r.u32("optri_value")?, min: r.u32("optri_min")?, max: r.u32("optri_max")? }
+            }
         };
         Ok(OptrInfo { which, detail })
     }
@@ -855,10 +850,7 @@ mod tests {
         let Op::ReptErr(o) = decode(OpKind::ReptErr, &b).unwrap() else { panic!() };
         assert_eq!(o.bad, XmsId { xid: 7, dir: MsgType::Call, seq: 2 });
         assert_eq!(o.lead, Some(XmsId { xid: 7, dir: MsgType::Call, seq: 0 }));
-        assert_eq!(
-            o.info,
-            OptrInfo { which: OptrErr::BadSeq, detail: OptrDetail::ExpCur { expect: 1, current: 3 } }
-        );
+        assert_eq!(o.info, OptrInfo { which: OptrErr::BadSeq, detail: OptrDetail::ExpCur { expect: 1, current: 3 } });
         let e = decode(OpKind::ReptErr, &words(&[7, 2, 2, 0, 3])).unwrap_err();
         assert_eq!(e, DecodeError::new("xmsi_dir", 4, ErrorKind::InvalidEnum { value: 2 }));
         let e = decode(OpKind::ReptErr, &words(&[7, 0, 2, 0, 9])).unwrap_err();

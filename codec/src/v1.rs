@@ -254,11 +254,7 @@ impl<'a> Message<'a> {
         let xid = r.u32("rdma_xid")?;
         let vers = r.u32("rdma_vers")?;
         if vers != VERSION {
-            return Err(DecodeError::new(
-                "rdma_vers",
-                field::VERS,
-                ErrorKind::UnsupportedVersion { value: vers },
-            ));
+            return Err(DecodeError::new("rdma_vers", field::VERS, ErrorKind::UnsupportedVersion { value: vers }));
         }
         let credit = r.u32("rdma_credit")?;
         let body = Self::decode_body(&mut r, profile)?;
@@ -269,8 +265,7 @@ impl<'a> Message<'a> {
     fn decode_body(r: &mut Reader<'a>, profile: &Profile) -> Result<Body<'a>, DecodeError> {
         let at = r.offset();
         let value = r.u32("rdma_proc")?;
-        let proc_ = Proc::from_u32(value)
-            .ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
+        let proc_ = Proc::from_u32(value).ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
         Ok(match proc_ {
             Proc::Msg => Body::Msg(ChunkLists::decode(r)?),
             Proc::NoMsg => Body::NoMsg(ChunkLists::decode(r)?),
@@ -287,18 +282,11 @@ impl<'a> Message<'a> {
     fn decode_error(r: &mut Reader<'a>, profile: &Profile) -> Result<ErrorBody<'a>, DecodeError> {
         let at = r.offset();
         match r.u32("rdma_err")? {
-            ERR_VERS => Ok(ErrorBody::Vers {
-                low: r.u32("rdma_vers_low")?,
-                high: r.u32("rdma_vers_high")?,
-            }),
+            ERR_VERS => Ok(ErrorBody::Vers { low: r.u32("rdma_vers_low")?, high: r.u32("rdma_vers_high")? }),
             ERR_CHUNK => Ok(ErrorBody::Chunk),
             code => match profile.error_arm {
-                ErrorArm::Rfc8166 => {
-                    Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value: code }))
-                }
-                ErrorArm::Rfc5666 => {
-                    Ok(ErrorBody::Other { code, extra: r.take(RFC5666_EXTRA_LEN, "rdma_extra")? })
-                }
+                ErrorArm::Rfc8166 => Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value: code })),
+                ErrorArm::Rfc5666 => Ok(ErrorBody::Other { code, extra: r.take(RFC5666_EXTRA_LEN, "rdma_extra")? }),
             },
         }
     }
@@ -376,14 +364,7 @@ impl<'a> Header<'a> {
 impl fmt::Display for Header<'_> {
     /// One line: `RDMA_MSG xid=0x00000001 vers=1 credit=32 reads=1 writes=0 reply=absent`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} xid={:#010x} vers={} credit={}",
-            self.body.proc_().name(),
-            self.xid,
-            self.vers,
-            self.credit
-        )?;
+        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_().name(), self.xid, self.vers, self.credit)?;
         if let Body::MsgP { align, thresh, .. } = self.body {
             write!(f, " align={align} thresh={thresh}")?;
         }
@@ -478,11 +459,7 @@ impl<'s> HeaderBuilder<'s> {
 
     /// RDMA_ERROR ERR_VERS, echoing the failing request's xid and version (RFC 8166 4.5).
     pub fn err_vers(xid: u32, vers: u32, credit: u32, low: u32, high: u32) -> Self {
-        HeaderBuilder {
-            vers,
-            shape: Shape::Error { code: ERR_VERS, low, high },
-            ..Self::new(xid, credit, Proc::Error)
-        }
+        HeaderBuilder { vers, shape: Shape::Error { code: ERR_VERS, low, high }, ..Self::new(xid, credit, Proc::Error) }
     }
 
     /// RDMA_ERROR ERR_CHUNK.
@@ -644,8 +621,8 @@ mod tests {
     fn fast_path_agrees_with_the_precise_decoder() {
         let mut cases: std::vec::Vec<std::vec::Vec<u8>> = std::vec::Vec::new();
         let full = words(&[
-            7, 1, 32, 0, 1, 44, 0x100, 4096, 0, 0x1000, 0, 1, 2, 0x200, 4096, 0, 0x2000, 0x201, 4096, 0, 0x3000, 0,
-            1, 1, 0x300, 512, 0, 0x4000, 7, 0,
+            7, 1, 32, 0, 1, 44, 0x100, 4096, 0, 0x1000, 0, 1, 2, 0x200, 4096, 0, 0x2000, 0x201, 4096, 0, 0x3000, 0, 1,
+            1, 0x300, 512, 0, 0x4000, 7, 0,
         ]);
         for cut in 0..=full.len() {
             cases.push(full[..cut].to_vec());

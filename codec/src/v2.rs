@@ -8,8 +8,8 @@
 
 use core::fmt;
 
-pub use crate::check::Violations;
 use crate::check::Role;
+pub use crate::check::Violations;
 use crate::chunk::{ChunkLists, ChunkWriter, ReadSegment, Segment};
 use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
 use crate::profile::{Profile, V2Envelope, V2ErrorNumbering};
@@ -478,9 +478,7 @@ impl ErrorInfo {
                 length_needed: r.u32("rdma_length_needed")?,
             },
             (N::Draft04, 8) => E::ReplyResource { length_needed: r.u32("rdma_length_needed")? },
-            (_, value) => {
-                return Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value }))
-            }
+            (_, value) => return Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value })),
         };
         Ok(ErrorInfo { code, body })
     }
@@ -649,20 +647,12 @@ impl<'a> Message<'a> {
         let xid = r.u32("rdma_xid")?;
         let vers = r.u32("rdma_vers")?;
         if vers != VERSION {
-            return Err(DecodeError::new(
-                "rdma_vers",
-                field::VERS,
-                ErrorKind::UnsupportedVersion { value: vers },
-            ));
+            return Err(DecodeError::new("rdma_vers", field::VERS, ErrorKind::UnsupportedVersion { value: vers }));
         }
         let credit = r.u32("rdma_credit")?;
         let at = r.offset();
         let value = r.u32("rdma_proc")?;
-        let proc_ = Proc::from_u32(value).ok_or(DecodeError::new(
-            "rdma_proc",
-            at,
-            ErrorKind::UnknownProc { value },
-        ))?;
+        let proc_ = Proc::from_u32(value).ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
         let body = match proc_ {
             Proc::Msg => Body::Msg(Chunks::decode(&mut r, profile.v2_envelope)?),
             Proc::NoMsg => Body::NoMsg(Chunks::decode(&mut r, profile.v2_envelope)?),
@@ -707,14 +697,7 @@ impl<'a> Header<'a> {
 impl fmt::Display for Header<'_> {
     /// One line: `RDMA2_OPTIONAL xid=0x00000001 vers=2 credit=32 optdir=CALL opttype=1 ROPT_INITXCH optinfo=24`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "{} xid={:#010x} vers={} credit={}",
-            self.body.proc_().name(),
-            self.xid,
-            self.vers,
-            self.credit
-        )?;
+        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_().name(), self.xid, self.vers, self.credit)?;
         match &self.body {
             Body::Msg(c) | Body::NoMsg(c) => {
                 if let Some(d) = c.direction {
@@ -1076,13 +1059,9 @@ mod tests {
         let m = roundtrip(&b, &p);
         assert_eq!(
             m.header.body,
-            Body::Error(ErrorInfo {
-                code: 7,
-                body: ErrorBody::WriteResource { chunk_index: 1, length_needed: 8192 }
-            })
+            Body::Error(ErrorInfo { code: 7, body: ErrorBody::WriteResource { chunk_index: 1, length_needed: 8192 } })
         );
-        for (body, code) in [(ErrorBody::InvalOption, 9), (ErrorBody::System, 10), (ErrorBody::InvalProc, 3)]
-        {
+        for (body, code) in [(ErrorBody::InvalOption, 9), (ErrorBody::System, 10), (ErrorBody::InvalProc, 3)] {
             assert_eq!(body.code(V2ErrorNumbering::Draft04), Some(code));
         }
         assert_eq!(ErrorBody::BadHeader.code(V2ErrorNumbering::Draft04), None);
@@ -1116,10 +1095,7 @@ mod tests {
     fn optinfo_overrunning_the_message() {
         let b = words(&[5, 2, 1, 5, 0, 77, 9, 0, 0]);
         let e = Message::decode(&b, &Profile::default()).unwrap_err();
-        assert_eq!(
-            e,
-            DecodeError::new("rdma_optinfo", 28, ErrorKind::Truncated { needed: 12, available: 8 })
-        );
+        assert_eq!(e, DecodeError::new("rdma_optinfo", 28, ErrorKind::Truncated { needed: 12, available: 8 }));
     }
 
     #[test]

@@ -217,12 +217,7 @@ impl<'a> XcharVal<'a> {
 }
 
 /// Types `data` (first byte at absolute offset `base`) for the characteristic `which`.
-fn typed<'a>(
-    which: u32,
-    data: &'a [u8],
-    base: usize,
-    ids: PropertyIds,
-) -> Result<Characteristic<'a>, DecodeError> {
+fn typed<'a>(which: u32, data: &'a [u8], base: usize, ids: PropertyIds) -> Result<Characteristic<'a>, DecodeError> {
     let Some(known) = Known::from_id(which, ids) else {
         return Ok(if is_experimental(which) {
             Characteristic::Experimental { id: which, data }
@@ -244,9 +239,9 @@ fn typed<'a>(
             ))?)
         }
         Known::RtrSupp => Characteristic::RtrSupp(r.u32(DATA)?),
-        Known::RbStruct => Characteristic::RbStruct(
-            XmrbsBuf::decode(&mut r).map_err(|e| DecodeError::new(DATA, e.offset, e.kind))?,
-        ),
+        Known::RbStruct => {
+            Characteristic::RbStruct(XmrbsBuf::decode(&mut r).map_err(|e| DecodeError::new(DATA, e.offset, e.kind))?)
+        }
         Known::ReqRxLim => Characteristic::ReqRxLim(r.u32(DATA)?),
         Known::RespSxLim => Characteristic::RespSxLim(r.u32(DATA)?),
     };
@@ -490,10 +485,7 @@ impl<'a> Op<'a> {
                 rej: XcharSubset::decode(r, "optrespxch_rej", order)?,
                 pend: XcharSubset::decode(r, "optrespxch_pend", order)?,
             }),
-            _ => Op::UpdXch(UpdXch {
-                now: XcharVal::decode_checked(r, ids)?,
-                pendclr: r.bool("optupdxch_pendclr")?,
-            }),
+            _ => Op::UpdXch(UpdXch { now: XcharVal::decode_checked(r, ids)?, pendclr: r.bool("optupdxch_pendclr")? }),
         }))
     }
 
@@ -584,11 +576,7 @@ mod tests {
         let got: std::vec::Vec<_> = o.start.characteristics().map(Result::unwrap).collect();
         assert_eq!(
             got,
-            [
-                Characteristic::RbSiz(8192),
-                Characteristic::ReqRemInv(true),
-                Characteristic::Brs(BkReqSup::Genl)
-            ]
+            [Characteristic::RbSiz(8192), Characteristic::ReqRemInv(true), Characteristic::Brs(BkReqSup::Genl)]
         );
         assert_eq!(o.start.iter().nth(2).unwrap().characteristic(ids).unwrap().name(), "BRS");
         assert!(o.nochg.is_set(0) && !o.nochg.is_set(1) && !o.nochg.is_set(40));
@@ -656,9 +644,7 @@ mod tests {
         let Op::RespXch(o) = decode(ROPT_RESPXCH, &b, &p).unwrap() else { panic!() };
         assert_eq!(o.done.bits().collect::<std::vec::Vec<_>>(), [29, 31, 32]);
         let mut ws = [0u32; 2];
-        assert!(
-            set_bit(&mut ws, 32, SubsetBitOrder::MsbFirst) && !set_bit(&mut ws, 64, SubsetBitOrder::LsbFirst)
-        );
+        assert!(set_bit(&mut ws, 32, SubsetBitOrder::MsbFirst) && !set_bit(&mut ws, 64, SubsetBitOrder::LsbFirst));
         assert_eq!(ws, [0, 0x8000_0000]);
     }
 

@@ -67,11 +67,7 @@ impl<'a> Reader<'a> {
 
     #[inline]
     fn truncated(&self, field: Field, needed: usize) -> DecodeError {
-        DecodeError::new(
-            field,
-            self.offset(),
-            ErrorKind::Truncated { needed, available: self.remaining() },
-        )
+        DecodeError::new(field, self.offset(), ErrorKind::Truncated { needed, available: self.remaining() })
     }
 
     /// Takes `n` raw bytes.
@@ -122,22 +118,13 @@ impl<'a> Reader<'a> {
         let count = self.u32(field)?;
         let available = self.remaining();
         if (count as u64) * (element_size as u64) > available as u64 {
-            return Err(DecodeError::new(
-                field,
-                at,
-                ErrorKind::CountExceedsInput { count, element_size, available },
-            ));
+            return Err(DecodeError::new(field, at, ErrorKind::CountExceedsInput { count, element_size, available }));
         }
         Ok(count)
     }
 
     /// A count with an upper bound from the spec (`T x<max>`), then checked against the input.
-    pub fn bounded_count(
-        &mut self,
-        field: Field,
-        element_size: usize,
-        max: u32,
-    ) -> Result<u32, DecodeError> {
+    pub fn bounded_count(&mut self, field: Field, element_size: usize, max: u32) -> Result<u32, DecodeError> {
         let at = self.offset();
         let mut probe = self.clone();
         let count = probe.u32(field)?;
@@ -186,11 +173,7 @@ impl<'a> Reader<'a> {
     /// Requires that everything was read (a nested opaque ends where its structure ends).
     pub fn expect_empty(&self, field: Field) -> Result<(), DecodeError> {
         if self.remaining() != 0 {
-            return Err(DecodeError::new(
-                field,
-                self.offset(),
-                ErrorKind::TrailingData { extra: self.remaining() },
-            ));
+            return Err(DecodeError::new(field, self.offset(), ErrorKind::TrailingData { extra: self.remaining() }));
         }
         Ok(())
     }
@@ -264,8 +247,8 @@ impl<'a> Writer<'a> {
 
     /// Variable-length opaque: length, data, zero pad (RFC 4506 4.10).
     pub fn opaque(&mut self, data: &[u8]) -> Result<(), EncodeError> {
-        let len = u32::try_from(data.len())
-            .map_err(|_| EncodeError { needed: usize::MAX, available: self.buf.len() })?;
+        let len =
+            u32::try_from(data.len()).map_err(|_| EncodeError { needed: usize::MAX, available: self.buf.len() })?;
         self.u32(len)?;
         self.bytes(data)?;
         self.zeros(pad4(data.len()))
@@ -325,10 +308,7 @@ mod tests {
         let mut r = Reader::new(&[0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0]);
         let e = r.count("target", 16).unwrap_err();
         assert_eq!(e.offset, 0);
-        assert_eq!(
-            e.kind,
-            ErrorKind::CountExceedsInput { count: u32::MAX, element_size: 16, available: 4 }
-        );
+        assert_eq!(e.kind, ErrorKind::CountExceedsInput { count: u32::MAX, element_size: 16, available: 4 });
     }
 
     #[test]

@@ -216,10 +216,7 @@ fn fails_at_count<T: std::fmt::Debug>(what: &str, r: Result<T, DecodeError>, n: 
     assert_eq!(n, 0, "{what}: allocated");
     let e = r.expect_err(what);
     assert_eq!(e.offset, offset, "{what}: {e:?}");
-    assert!(
-        matches!(e.kind, ErrorKind::CountExceedsInput { .. } | ErrorKind::TooLong { .. }),
-        "{what}: {e:?}"
-    );
+    assert!(matches!(e.kind, ErrorKind::CountExceedsInput { .. } | ErrorKind::TooLong { .. }), "{what}: {e:?}");
 }
 
 #[test]

@@ -20,8 +20,8 @@
 
 use proptest::prelude::*;
 use rpcrdma_codec::ccp::{self, CcpCall, CcpReply, ConfigRdmaReply, ConfigRdmaReq, Dispatch};
-use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::private_data::{self, PrivateData};
 use rpcrdma_codec::profile::V2ErrorNumbering;
 use rpcrdma_codec::rpc::{AcceptStat, CallHeader, OpaqueAuth, Rejected, ReplyBody, ReplyHeader, RpcHeader, RpcMessage};
@@ -92,7 +92,10 @@ fn segment() -> impl Strategy<Value = Segment> {
 
 fn lists() -> impl Strategy<Value = Lists> {
     (
-        prop::collection::vec((any::<u32>(), segment()).prop_map(|(p, s)| ReadSegment { position: p, target: s }), 0..5),
+        prop::collection::vec(
+            (any::<u32>(), segment()).prop_map(|(p, s)| ReadSegment { position: p, target: s }),
+            0..5,
+        ),
         prop::collection::vec(prop::collection::vec(segment(), 0..4), 0..4),
         prop::option::of(prop::collection::vec(segment(), 0..4)),
     )
@@ -280,15 +283,18 @@ fn v2_error() -> impl Strategy<Value = (V2ErrorNumbering, E2)> {
         Just((N::Draft01, E2::BadHeader)),
         Just((N::Draft01, E2::InvalOption)),
         Just((N::Draft02, E2::BadXdr)),
-        (any::<bool>(), any::<u32>(), any::<u32>())
-            .prop_map(|(processed, segment_index, length_needed)| (N::Draft02, E2::CantReply { processed, segment_index, length_needed })),
+        (any::<bool>(), any::<u32>(), any::<u32>()).prop_map(|(processed, segment_index, length_needed)| (
+            N::Draft02,
+            E2::CantReply { processed, segment_index, length_needed }
+        )),
         Just((N::Draft02, E2::InvalProc)),
         Just((N::Draft02, E2::System)),
         Just((N::Draft04, E2::InvalProc)),
         any::<u32>().prop_map(|max_chunks| (N::Draft04, E2::ReadChunks { max_chunks })),
         any::<u32>().prop_map(|max_chunks| (N::Draft04, E2::WriteChunks { max_chunks })),
         any::<u32>().prop_map(|max_segments| (N::Draft04, E2::Segments { max_segments })),
-        (any::<u32>(), any::<u32>()).prop_map(|(chunk_index, length_needed)| (N::Draft04, E2::WriteResource { chunk_index, length_needed })),
+        (any::<u32>(), any::<u32>())
+            .prop_map(|(chunk_index, length_needed)| (N::Draft04, E2::WriteResource { chunk_index, length_needed })),
         any::<u32>().prop_map(|length_needed| (N::Draft04, E2::ReplyResource { length_needed })),
         Just((N::Draft04, E2::InvalOption)),
         Just((N::Draft04, E2::System)),
@@ -431,7 +437,10 @@ enum Rpc {
 }
 
 fn auth() -> impl Strategy<Value = (u32, Vec<u8>)> {
-    (any::<u32>(), prop_oneof![4 => prop::collection::vec(any::<u8>(), 0..40), 1 => prop::collection::vec(any::<u8>(), 395..=400)])
+    (
+        any::<u32>(),
+        prop_oneof![4 => prop::collection::vec(any::<u8>(), 0..40), 1 => prop::collection::vec(any::<u8>(), 395..=400)],
+    )
 }
 
 fn accept_stat() -> impl Strategy<Value = AcceptStat> {
@@ -447,13 +456,18 @@ fn accept_stat() -> impl Strategy<Value = AcceptStat> {
 
 fn rpc() -> impl Strategy<Value = Rpc> {
     prop_oneof![
-        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), auth(), auth())
-            .prop_map(|(xid, rpcvers, prog, vers, proc_, cred, verf)| Rpc::Call { xid, rpcvers, prog, vers, proc_, cred, verf }),
+        (any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), any::<u32>(), auth(), auth()).prop_map(
+            |(xid, rpcvers, prog, vers, proc_, cred, verf)| Rpc::Call { xid, rpcvers, prog, vers, proc_, cred, verf }
+        ),
         (any::<u32>(), auth(), accept_stat()).prop_map(|(xid, verf, stat)| Rpc::Accepted { xid, verf, stat }),
-        (any::<u32>(), prop_oneof![
-            (any::<u32>(), any::<u32>()).prop_map(|(low, high)| Rejected::RpcMismatch { low, high }),
-            any::<u32>().prop_map(|stat| Rejected::AuthError { stat }),
-        ]).prop_map(|(xid, why)| Rpc::Denied { xid, why }),
+        (
+            any::<u32>(),
+            prop_oneof![
+                (any::<u32>(), any::<u32>()).prop_map(|(low, high)| Rejected::RpcMismatch { low, high }),
+                any::<u32>().prop_map(|stat| Rejected::AuthError { stat }),
+            ]
+        )
+            .prop_map(|(xid, why)| Rpc::Denied { xid, why }),
     ]
 }
 
@@ -695,8 +709,8 @@ fn nonzero_pads_of_fresh_opaques_come_back_zero() {
     // optinfo: xchv_which, length 1, one data byte and 3 pad bytes, optupdxch_pendclr.
     let b = unhex(concat!(
         "00000001000000020000000100000005",
-        "0000000000000004", // CALL, ROPT_UPDXCH
-        "00000010",         // optinfo: 16 bytes
+        "0000000000000004",                 // CALL, ROPT_UPDXCH
+        "00000010",                         // optinfo: 16 bytes
         "ffffff0000000001aaeeeeee00000001", // experimental id, 1 byte aa, pad ee ee ee, pendclr
     ));
     let m = v2::Message::decode(&b, &Profile::default()).unwrap();

@@ -36,7 +36,9 @@ impl Expectations {
                 Some("fail") => Outcome::Fail,
                 Some("pass-lax") => Outcome::PassLax,
                 Some("unsupported") => Outcome::Unsupported,
-                other => return Err(format!("divergence {id}: outcome {other:?} is not fail, pass-lax or unsupported")),
+                other => {
+                    return Err(format!("divergence {id}: outcome {other:?} is not fail, pass-lax or unsupported"))
+                }
             };
             let reason = d["reason"].as_str().ok_or(format!("divergence {id}: missing \"reason\""))?.to_string();
             if reason.trim().is_empty() {
@@ -109,7 +111,9 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
     };
     match (listed, raw) {
         (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
-        (Some(d), _) if d.outcome == r.outcome => Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) },
+        (Some(d), _) if d.outcome == r.outcome => {
+            Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) }
+        }
         (Some(d), Status::Pass) => Judged {
             status: Status::UnexpectedPass,
             reason: Some(format!("the profile expects {} ({}), but the check passed", d.outcome.name(), d.reason)),
@@ -165,7 +169,9 @@ mod tests {
     #[test]
     fn bad_profiles_are_refused() {
         assert!(Expectations::from_json("{}").is_err());
-        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"pass","reason":"r"}]}"#).is_err());
-        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"fail","reason":" "}]}"#).is_err());
+        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"pass","reason":"r"}]}"#)
+            .is_err());
+        assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"fail","reason":" "}]}"#)
+            .is_err());
     }
 }

@@ -22,7 +22,8 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
         ..Config::default()
     };
     let mut conn = EmulatedConnector::new(Responder::reference(config));
-    let options = RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(100), ..RunOptions::default() };
+    let options =
+        RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(100), ..RunOptions::default() };
     let mut ctx = Ctx::new(&mut conn, options);
     let _ = workload(&mut ctx, faults);
     drop(ctx.finish());
@@ -33,7 +34,8 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
 #[test]
 fn the_reference_requester_passes_every_client_check() {
     let results = judged(&RequesterFaults::default());
-    let bad: Vec<String> = results.iter().filter(|r| r.1 != Outcome::Pass).map(|r| format!("{} {:?}: {}", r.0, r.1, r.2)).collect();
+    let bad: Vec<String> =
+        results.iter().filter(|r| r.1 != Outcome::Pass).map(|r| format!("{} {:?}: {}", r.0, r.1, r.2)).collect();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
     assert_eq!(results.len(), CHECKS.len());
 }

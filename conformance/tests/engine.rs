@@ -117,7 +117,12 @@ fn every_check_notices_its_fault() {
         let mut conn = responder(Faults::only(fault));
         let r = run_check(check(id), &mut conn, &options());
         if r.outcome != *want {
-            wrong.push(format!("{id} with fault {fault}: {} (want {}); actual: {}", r.outcome.name(), want.name(), r.actual));
+            wrong.push(format!(
+                "{id} with fault {fault}: {} (want {}); actual: {}",
+                r.outcome.name(),
+                want.name(),
+                r.actual
+            ));
         }
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
@@ -148,7 +153,8 @@ fn a_silent_peer_ends_each_check_with_a_verdict() {
         }
     }
     let mut conn = EmulatedConnector::new(Silent(Vec::new()));
-    let opts = RunOptions { timeout: Duration::from_millis(100), silence: Duration::from_millis(50), ..RunOptions::default() };
+    let opts =
+        RunOptions { timeout: Duration::from_millis(100), silence: Duration::from_millis(50), ..RunOptions::default() };
     let r = run_check(check(catalogue::SANITY), &mut conn, &opts);
     assert_eq!(r.outcome, Outcome::Fail);
     assert!(r.actual.contains("no reply before the deadline"), "{}", r.actual);

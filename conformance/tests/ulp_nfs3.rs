@@ -2,9 +2,7 @@
 //! by word following RFC 1813's XDR, and expected values come from the tree's documented
 //! layout and contents.
 
-use rpcrdma_conformance::ulp::tree::{
-    self, content_byte, dir_entry_name, longlink_target, ROOT_HANDLE,
-};
+use rpcrdma_conformance::ulp::tree::{self, content_byte, dir_entry_name, longlink_target, ROOT_HANDLE};
 use rpcrdma_conformance::ulp::{Nfs3Server, NullServer, UlpOutcome, UlpResults, UpperLayer};
 
 const NFS: u32 = 100003;
@@ -81,10 +79,7 @@ impl<'a> Dec<'a> {
         let n = self.u32() as usize;
         let d = self.bytes(n);
         let pad = (4 - n % 4) % 4;
-        assert!(
-            self.bytes(pad).iter().all(|&b| b == 0),
-            "XDR pad must be zero"
-        );
+        assert!(self.bytes(pad).iter().all(|&b| b == 0), "XDR pad must be zero");
         d
     }
     fn done(&self) {
@@ -116,17 +111,7 @@ fn fattr(d: &mut Dec<'_>) -> Attr {
         let (_s, ns) = (d.u32(), d.u32());
         assert!(ns < 1_000_000_000);
     }
-    Attr {
-        ftype,
-        mode,
-        nlink,
-        uid,
-        gid,
-        size,
-        used,
-        fsid,
-        fileid,
-    }
+    Attr { ftype, mode, nlink, uid, gid, size, used, fsid, fileid }
 }
 
 fn post_op(d: &mut Dec<'_>) -> Option<Attr> {
@@ -149,11 +134,7 @@ fn call(s: &mut Nfs3Server, proc_: u32, args: Args) -> UlpResults {
 }
 
 fn lookup(s: &mut Nfs3Server, dir: &[u8], name: &str) -> (u32, Option<Vec<u8>>, Option<Attr>) {
-    let r = call(
-        s,
-        LOOKUP,
-        Args::default().opaque(dir).opaque(name.as_bytes()),
-    );
+    let r = call(s, LOOKUP, Args::default().opaque(dir).opaque(name.as_bytes()));
     assert!(r.ddp.is_none() && r.tail.is_empty());
     let mut d = Dec::new(&r.head);
     let status = d.u32();
@@ -217,12 +198,7 @@ fn read(s: &mut Nfs3Server, fh: &[u8], offset: u64, count: u32) -> Result<ReadOk
     w.u32();
     assert_eq!(w.opaque(), &data[..]);
     w.done();
-    Ok(ReadOk {
-        count,
-        eof,
-        data,
-        results: r,
-    })
+    Ok(ReadOk { count, eof, data, results: r })
 }
 
 fn expected(len: usize) -> Vec<u8> {
@@ -232,10 +208,7 @@ fn expected(len: usize) -> Vec<u8> {
 #[test]
 fn documented_contents_formula() {
     assert_eq!(tree::initial_contents(5), expected(5));
-    assert_eq!(
-        content_byte(70000, 69999),
-        ((69999 * 7 + 70000) % 251) as u8
-    );
+    assert_eq!(content_byte(70000, 69999), ((69999 * 7 + 70000) % 251) as u8);
     assert_eq!(longlink_target().len(), 1500);
 }
 
@@ -246,10 +219,7 @@ fn null_procedure() {
     assert_eq!(r, UlpResults::default());
     assert_eq!(r.inline_len(), 0);
     let mut n = NullServer;
-    assert_eq!(
-        n.call(100005, 1, 0, &[]),
-        UlpOutcome::Success(UlpResults::default())
-    );
+    assert_eq!(n.call(100005, 1, 0, &[]), UlpOutcome::Success(UlpResults::default()));
     assert_eq!(n.call(NFS, 3, 1, &[]), UlpOutcome::ProcUnavail);
 }
 
@@ -285,11 +255,7 @@ fn lookup_each_file() {
         let (st, fh, a) = lookup(&mut s, &ROOT_HANDLE, name);
         assert_eq!(st, 0, "{name}");
         let fh = fh.unwrap();
-        assert!(
-            (8..=16).contains(&fh.len()),
-            "{name}: handle of {} bytes",
-            fh.len()
-        );
+        assert!((8..=16).contains(&fh.len()), "{name}: handle of {} bytes", fh.len());
         let a = a.unwrap();
         assert_eq!(a.ftype, 1, "{name}: NF3REG");
         assert_eq!(a.size, size, "{name}");
@@ -302,21 +268,14 @@ fn lookup_each_file() {
         let g = fattr(&mut d);
         assert_eq!((g.size, g.fileid), (size, a.fileid));
         // Deterministic: a second server hands out the same handle.
-        assert_eq!(
-            Nfs3Server::new().tree().lock().unwrap().handle_of(name),
-            Some(fh)
-        );
+        assert_eq!(Nfs3Server::new().tree().lock().unwrap().handle_of(name), Some(fh));
     }
     let (_, _, dir) = lookup(&mut s, &ROOT_HANDLE, "dir");
     assert_eq!(dir.unwrap().ftype, 2);
     let (_, _, link) = lookup(&mut s, &ROOT_HANDLE, "link");
     let link = link.unwrap();
     assert_eq!((link.ftype, link.size), (5, 4));
-    assert_eq!(
-        lookup(&mut s, &ROOT_HANDLE, "missing").0,
-        2,
-        "NFS3ERR_NOENT"
-    );
+    assert_eq!(lookup(&mut s, &ROOT_HANDLE, "missing").0, 2, "NFS3ERR_NOENT");
     let five = fh_of(&mut s, "five");
     assert_eq!(lookup(&mut s, &five, "x").0, 20, "NFS3ERR_NOTDIR");
 }
@@ -338,10 +297,7 @@ fn read_five() {
     let inline = res.inline();
     assert_eq!(inline.len(), res.head.len() + 8);
     assert_eq!(res.inline_len(), inline.len());
-    assert_eq!(
-        &inline[res.head.len()..],
-        &[expected(5), vec![0, 0, 0]].concat()[..]
-    );
+    assert_eq!(&inline[res.head.len()..], &[expected(5), vec![0, 0, 0]].concat()[..]);
 }
 
 #[test]
@@ -361,11 +317,7 @@ fn read_small_files_and_short_counts() {
     assert_eq!(r.results.inline_len(), r.results.head.len() + 4);
     let fh = fh_of(&mut s, "page-minus-1");
     let r = read(&mut s, &fh, 0, 4095).unwrap();
-    assert_eq!(
-        (r.count, r.eof),
-        (4095, true),
-        "a read ending exactly at EOF sets eof"
-    );
+    assert_eq!((r.count, r.eof), (4095, true), "a read ending exactly at EOF sets eof");
 }
 
 #[test]
@@ -384,11 +336,7 @@ fn read_big_in_three_pieces() {
     let mut s = Nfs3Server::new();
     let fh = fh_of(&mut s, "big");
     let mut got = Vec::new();
-    let pieces = [
-        (0u64, 32768u32, false),
-        (32768, 32768, false),
-        (65536, 32768, true),
-    ];
+    let pieces = [(0u64, 32768u32, false), (32768, 32768, false), (65536, 32768, true)];
     for (off, count, eof) in pieces {
         let r = read(&mut s, &fh, off, count).unwrap();
         assert_eq!(r.eof, eof, "piece at {off}");
@@ -404,16 +352,7 @@ fn write_then_read_back() {
     let fh = fh_of(&mut s, "page-minus-1");
     let data: Vec<u8> = (0..10u8).map(|i| 0xa0 + i).collect();
     // WRITE3args: file, offset, count, stable (UNSTABLE), data<>.
-    let r = call(
-        &mut s,
-        WRITE,
-        Args::default()
-            .opaque(&fh)
-            .u64(4090)
-            .u32(10)
-            .u32(0)
-            .opaque(&data),
-    );
+    let r = call(&mut s, WRITE, Args::default().opaque(&fh).u64(4090).u32(10).u32(0).opaque(&data));
     assert!(r.ddp.is_none() && r.tail.is_empty());
     let mut d = Dec::new(&r.head);
     assert_eq!(d.u32(), 0);
@@ -433,44 +372,15 @@ fn write_then_read_back() {
     want.extend_from_slice(&data);
     assert_eq!(r.data, want);
     // Same verifier on the next write.
-    let r = call(
-        &mut s,
-        WRITE,
-        Args::default()
-            .opaque(&fh)
-            .u64(0)
-            .u32(1)
-            .u32(2)
-            .opaque(&[7]),
-    );
+    let r = call(&mut s, WRITE, Args::default().opaque(&fh).u64(0).u32(1).u32(2).opaque(&[7]));
     assert_eq!(&r.head[r.head.len() - 8..], &verf[..]);
     assert_eq!(read(&mut s, &fh, 0, 1).unwrap().data, [7]);
     // WRITE to a directory: NFS3ERR_ISDIR with wcc_data.
     let dir = fh_of(&mut s, "dir");
-    let r = call(
-        &mut s,
-        WRITE,
-        Args::default()
-            .opaque(&dir)
-            .u64(0)
-            .u32(1)
-            .u32(2)
-            .opaque(&[7]),
-    );
+    let r = call(&mut s, WRITE, Args::default().opaque(&dir).u64(0).u32(1).u32(2).opaque(&[7]));
     assert_eq!(Dec::new(&r.head).u32(), 21);
     // An unknown stable_how does not decode.
-    let o = s.call(
-        NFS,
-        3,
-        WRITE,
-        &Args::default()
-            .opaque(&fh)
-            .u64(0)
-            .u32(1)
-            .u32(3)
-            .opaque(&[7])
-            .0,
-    );
+    let o = s.call(NFS, 3, WRITE, &Args::default().opaque(&fh).u64(0).u32(1).u32(3).opaque(&[7]).0);
     assert_eq!(o, UlpOutcome::GarbageArgs);
 }
 
@@ -478,22 +388,8 @@ fn write_then_read_back() {
 type Listing = (Vec<String>, Vec<u64>, Vec<u8>, bool, usize);
 
 /// READDIR3args: dir, cookie, cookieverf, count.
-fn readdir(
-    s: &mut Nfs3Server,
-    fh: &[u8],
-    cookie: u64,
-    verf: &[u8],
-    count: u32,
-) -> Result<Listing, u32> {
-    let r = call(
-        s,
-        READDIR,
-        Args::default()
-            .opaque(fh)
-            .u64(cookie)
-            .fixed(verf)
-            .u32(count),
-    );
+fn readdir(s: &mut Nfs3Server, fh: &[u8], cookie: u64, verf: &[u8], count: u32) -> Result<Listing, u32> {
+    let r = call(s, READDIR, Args::default().opaque(fh).u64(cookie).fixed(verf).u32(count));
     assert!(r.ddp.is_none() && r.tail.is_empty());
     let mut d = Dec::new(&r.head);
     let status = d.u32();
@@ -551,18 +447,7 @@ fn readdir_with_cookie_continuation() {
     // Root listing contains the files.
     let (names, _, _, eof, _) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 4096).unwrap();
     assert!(eof);
-    for n in [
-        "empty",
-        "one",
-        "five",
-        "page-minus-1",
-        "page-plus-1",
-        "big",
-        "scratch",
-        "dir",
-        "link",
-        "longlink",
-    ] {
+    for n in ["empty", "one", "five", "page-minus-1", "page-plus-1", "big", "scratch", "dir", "link", "longlink"] {
         assert!(names.iter().any(|x| x == n), "{n}");
     }
     // A count too small for any entry: NFS3ERR_TOOSMALL (10005); READDIR of a file: NOTDIR.
@@ -603,12 +488,7 @@ fn readlink_link_and_longlink() {
     let path = r.ddp.clone().unwrap();
     assert_eq!(path.len(), 1500);
     // Documented target: "abcdefghijklmno/" repeated.
-    let want: Vec<u8> = b"abcdefghijklmno/"
-        .iter()
-        .copied()
-        .cycle()
-        .take(1500)
-        .collect();
+    let want: Vec<u8> = b"abcdefghijklmno/".iter().copied().cycle().take(1500).collect();
     assert_eq!(path, want);
     assert_eq!(r.inline_len(), r.head.len() + 1500);
 
@@ -621,47 +501,19 @@ fn readlink_link_and_longlink() {
 fn rpc_level_errors() {
     let mut s = Nfs3Server::new();
     assert_eq!(
-        s.call(
-            NFS,
-            3,
-            MKDIR,
-            &Args::default().opaque(&ROOT_HANDLE).opaque(b"d").0
-        ),
+        s.call(NFS, 3, MKDIR, &Args::default().opaque(&ROOT_HANDLE).opaque(b"d").0),
         UlpOutcome::ProcUnavail,
         "MKDIR"
     );
     assert_eq!(s.call(NFS, 3, 22, &[]), UlpOutcome::ProcUnavail);
-    assert_eq!(
-        s.call(NFS, 2, 0, &[]),
-        UlpOutcome::ProgMismatch { low: 3, high: 3 }
-    );
-    assert_eq!(
-        s.call(NFS, 4, 1, &[]),
-        UlpOutcome::ProgMismatch { low: 3, high: 3 }
-    );
+    assert_eq!(s.call(NFS, 2, 0, &[]), UlpOutcome::ProgMismatch { low: 3, high: 3 });
+    assert_eq!(s.call(NFS, 4, 1, &[]), UlpOutcome::ProgMismatch { low: 3, high: 3 });
     assert_eq!(s.call(100005, 3, 0, &[]), UlpOutcome::ProgUnavail);
     // Garbage: truncated handle, handle over NFS3_FHSIZE (64), READ missing its count.
-    assert_eq!(
-        s.call(NFS, 3, GETATTR, &[0, 0, 0, 8, 1, 0]),
-        UlpOutcome::GarbageArgs
-    );
-    assert_eq!(
-        s.call(NFS, 3, GETATTR, &Args::default().opaque(&[0; 65]).0),
-        UlpOutcome::GarbageArgs
-    );
-    assert_eq!(
-        s.call(NFS, 3, READ, &Args::default().opaque(&ROOT_HANDLE).u64(0).0),
-        UlpOutcome::GarbageArgs
-    );
-    assert_eq!(
-        s.call(
-            NFS,
-            3,
-            LOOKUP,
-            &Args::default().opaque(&ROOT_HANDLE).u32(1000).0
-        ),
-        UlpOutcome::GarbageArgs
-    );
+    assert_eq!(s.call(NFS, 3, GETATTR, &[0, 0, 0, 8, 1, 0]), UlpOutcome::GarbageArgs);
+    assert_eq!(s.call(NFS, 3, GETATTR, &Args::default().opaque(&[0; 65]).0), UlpOutcome::GarbageArgs);
+    assert_eq!(s.call(NFS, 3, READ, &Args::default().opaque(&ROOT_HANDLE).u64(0).0), UlpOutcome::GarbageArgs);
+    assert_eq!(s.call(NFS, 3, LOOKUP, &Args::default().opaque(&ROOT_HANDLE).u32(1000).0), UlpOutcome::GarbageArgs);
 }
 
 #[test]
@@ -695,22 +547,10 @@ fn servers_share_a_tree() {
     let mut b = Nfs3Server::shared(a.tree());
     let mut a = a;
     let fh = fh_of(&mut a, "one");
-    call(
-        &mut a,
-        WRITE,
-        Args::default()
-            .opaque(&fh)
-            .u64(0)
-            .u32(2)
-            .u32(2)
-            .opaque(&[1, 2]),
-    );
+    call(&mut a, WRITE, Args::default().opaque(&fh).u64(0).u32(2).u32(2).opaque(&[1, 2]));
     assert_eq!(read(&mut b, &fh, 0, 10).unwrap().data, [1, 2]);
     // A fresh server starts from the documented contents.
-    assert_eq!(
-        read(&mut Nfs3Server::new(), &fh, 0, 10).unwrap().data,
-        expected(1)
-    );
+    assert_eq!(read(&mut Nfs3Server::new(), &fh, 0, 10).unwrap().data, expected(1));
 }
 
 // ---- mount-time and file-creation procedures ----
@@ -791,11 +631,8 @@ fn fsstat_root() {
     assert_eq!(attr.expect("obj_attributes").fileid, 1);
     // Space used: files rounded up to 4 KiB, symlinks their length, directories 4096.
     let page = |n: usize| (n as u64).div_ceil(4096) * 4096;
-    let used: u64 = tree::FILES.iter().map(|&(_, n)| page(n)).sum::<u64>()
-        + 4
-        + 1500
-        + 2 * 4096
-        + (0..20).map(page).sum::<u64>();
+    let used: u64 =
+        tree::FILES.iter().map(|&(_, n)| page(n)).sum::<u64>() + 4 + 1500 + 2 * 4096 + (0..20).map(page).sum::<u64>();
     assert_eq!(used, 181_728);
     let (tbytes, fbytes, abytes) = (d.u64(), d.u64(), d.u64());
     assert_eq!(tbytes, 1 << 30);
@@ -888,22 +725,10 @@ fn create_write_setattr_commit() {
     assert_eq!(fh_of(&mut s, "newfile"), fh);
     // GUARDED on an existing name: NFS3ERR_EXIST; UNCHECKED: the same file.
     assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", guarded).0, 17);
-    assert_eq!(
-        create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None)).1,
-        Some((fh.clone(), 0))
-    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None)).1, Some((fh.clone(), 0)));
 
     // WRITE (UNSTABLE is committed FILE_SYNC), read back.
-    let r = call(
-        &mut s,
-        WRITE,
-        Args::default()
-            .opaque(&fh)
-            .u64(0)
-            .u32(3)
-            .u32(0)
-            .opaque(b"abc"),
-    );
+    let r = call(&mut s, WRITE, Args::default().opaque(&fh).u64(0).u32(3).u32(0).opaque(b"abc"));
     let mut d = Dec::new(&r.head);
     assert_eq!(d.u32(), 0);
     wcc(&mut d);
@@ -920,11 +745,7 @@ fn create_write_setattr_commit() {
     assert_eq!((before, after.map(|a| a.size)), (Some(3), Some(3)));
     assert_eq!(d.bytes(8), b"WRITEVF1", "the WRITE verifier");
     d.done();
-    let r = call(
-        &mut s,
-        COMMIT,
-        Args::default().opaque(&ROOT_HANDLE).u64(0).u32(0),
-    );
+    let r = call(&mut s, COMMIT, Args::default().opaque(&ROOT_HANDLE).u64(0).u32(0));
     let mut d = Dec::new(&r.head);
     assert_eq!(d.u32(), 21, "COMMIT of a directory: NFS3ERR_ISDIR");
     wcc(&mut d);
@@ -944,16 +765,9 @@ fn create_write_setattr_commit() {
         d.done();
         (st, before, after.map(|a| (a.size, a.mode)))
     };
-    assert_eq!(
-        setattr(&mut s, &fh, Some(2), None),
-        (0, Some(3), Some((2, 0o644))),
-        "size applied; mode is fixed"
-    );
+    assert_eq!(setattr(&mut s, &fh, Some(2), None), (0, Some(3), Some((2, 0o644))), "size applied; mode is fixed");
     assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data, b"ab");
-    assert_eq!(
-        setattr(&mut s, &fh, Some(4), Some(tree::TIME)),
-        (0, Some(2), Some((4, 0o644)))
-    );
+    assert_eq!(setattr(&mut s, &fh, Some(4), Some(tree::TIME)), (0, Some(2), Some((4, 0o644))));
     assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data, b"ab\0\0");
     // A guard with another ctime: NFS3ERR_NOT_SYNC, nothing changed.
     assert_eq!(setattr(&mut s, &fh, Some(0), Some((1, 0))).0, 10002);
@@ -964,10 +778,7 @@ fn create_write_setattr_commit() {
     // No size: nothing to do.
     assert_eq!(setattr(&mut s, &fh, None, None).0, 0);
     // UNCHECKED with a size truncates the existing file.
-    assert_eq!(
-        create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(Some(0))).1,
-        Some((fh.clone(), 0))
-    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(Some(0))).1, Some((fh.clone(), 0)));
 
     // EXCLUSIVE: a retry with the same verifier is the same file; another verifier EXIST.
     let excl = |v: &[u8; 8]| Args::default().u32(2).fixed(v);
@@ -975,18 +786,9 @@ fn create_write_setattr_commit() {
     assert_eq!(st, 0);
     let x = made.unwrap().0;
     assert_eq!(x, tree::handle_for(33));
-    assert_eq!(
-        create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier"))
-            .1
-            .unwrap()
-            .0,
-        x
-    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier")).1.unwrap().0, x);
     assert_eq!(create(&mut s, &ROOT_HANDLE, b"x", excl(b"other-vf")).0, 17);
-    assert_eq!(
-        create(&mut s, &ROOT_HANDLE, b"five", excl(b"verifier")).0,
-        17
-    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, b"five", excl(b"verifier")).0, 17);
 
     // New names are appended, so READDIR shows them last.
     let (names, ..) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 8192).unwrap();
@@ -997,10 +799,7 @@ fn create_write_setattr_commit() {
     assert_eq!(create(&mut s, &ROOT_HANDLE, b"dir", unchecked(None)).0, 17);
     assert_eq!(create(&mut s, &ROOT_HANDLE, b"a/b", unchecked(None)).0, 22);
     assert_eq!(create(&mut s, &ROOT_HANDLE, b"", unchecked(None)).0, 22);
-    assert_eq!(
-        create(&mut s, &ROOT_HANDLE, &[b'n'; 256], unchecked(None)).0,
-        63
-    );
+    assert_eq!(create(&mut s, &ROOT_HANDLE, &[b'n'; 256], unchecked(None)).0, 63);
     let five = fh_of(&mut s, "five");
     assert_eq!(create(&mut s, &five, b"y", unchecked(None)).0, 20);
     assert_eq!(create(&mut s, &[9; 8], b"y", unchecked(None)).0, 70);
@@ -1037,16 +836,7 @@ fn readdirplus(
     dircount: u32,
     maxcount: u32,
 ) -> Result<(Vec<PlusEntry>, bool, usize), u32> {
-    let r = call(
-        s,
-        READDIRPLUS,
-        Args::default()
-            .opaque(fh)
-            .u64(cookie)
-            .fixed(verf)
-            .u32(dircount)
-            .u32(maxcount),
-    );
+    let r = call(s, READDIRPLUS, Args::default().opaque(fh).u64(cookie).fixed(verf).u32(dircount).u32(maxcount));
     let (st, attr, mut d) = status_attr(&r);
     if st != 0 {
         d.done();
@@ -1105,26 +895,11 @@ fn readdirplus_root_and_dir() {
     let (one, _, len) = readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 431).unwrap();
     assert_eq!((one.len(), len), (1, 268));
     // Room for no entry: NFS3ERR_TOOSMALL; a bad cookie or verifier: NFS3ERR_BAD_COOKIE.
-    assert_eq!(
-        readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 267).unwrap_err(),
-        10005
-    );
-    assert_eq!(
-        readdirplus(&mut s, &dir, 0, &[0; 8], 10, 8192).unwrap_err(),
-        10005
-    );
-    assert_eq!(
-        readdirplus(&mut s, &dir, 5, &[0; 8], 8192, 8192).unwrap_err(),
-        10003
-    );
-    assert_eq!(
-        readdirplus(&mut s, &dir, 21, b"COOKIEV1", 8192, 8192).unwrap_err(),
-        10003
-    );
+    assert_eq!(readdirplus(&mut s, &dir, 0, &[0; 8], 8192, 267).unwrap_err(), 10005);
+    assert_eq!(readdirplus(&mut s, &dir, 0, &[0; 8], 10, 8192).unwrap_err(), 10005);
+    assert_eq!(readdirplus(&mut s, &dir, 5, &[0; 8], 8192, 8192).unwrap_err(), 10003);
+    assert_eq!(readdirplus(&mut s, &dir, 21, b"COOKIEV1", 8192, 8192).unwrap_err(), 10003);
     // Of a file: NFS3ERR_NOTDIR.
     let five = fh_of(&mut s, "five");
-    assert_eq!(
-        readdirplus(&mut s, &five, 0, &[0; 8], 8192, 8192).unwrap_err(),
-        20
-    );
+    assert_eq!(readdirplus(&mut s, &five, 0, &[0; 8], 8192, 8192).unwrap_err(), 20);
 }

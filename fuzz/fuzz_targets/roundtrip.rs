@@ -21,15 +21,8 @@ use rpcrdma_codec::xdr::round_up4;
 use rpcrdma_codec::{v1, Profile};
 
 const V1_PROFILES: &[&[&str]] = &[&[], &["rfc5666-error-arm"]];
-const V2_PROFILES: &[&[&str]] = &[
-    &[],
-    &["v2-00"],
-    &["v2-errors-02"],
-    &["v2-errors-04"],
-    &["rtrext-literal"],
-    &["props-v2-03"],
-    &["subset-msb"],
-];
+const V2_PROFILES: &[&[&str]] =
+    &[&[], &["v2-00"], &["v2-errors-02"], &["v2-errors-04"], &["rtrext-literal"], &["props-v2-03"], &["subset-msb"]];
 
 fn profile(names: &[&str]) -> Profile {
     let mut p = Profile::default();

@@ -64,15 +64,20 @@ fuzz_target!(|d: Desc| {
         b = b.reply_chunk(r);
     }
     // Independent size: 16 fixed bytes, then per body (RFC 8166 4.7's word counts).
-    let lists_len = 4 + 24 * reads.len() + 4 + writes.iter().map(|c| 8 + 16 * c.len()).sum::<usize>()
-        + 4 + reply.as_ref().map_or(0, |r| 4 + 16 * r.len());
-    let want_len = 16 + match d.kind {
-        Kind::Msg | Kind::NoMsg => lists_len,
-        Kind::MsgP { .. } => 8 + lists_len,
-        Kind::Done => 0,
-        Kind::ErrVers { .. } => 12,
-        Kind::ErrChunk => 4,
-    };
+    let lists_len = 4
+        + 24 * reads.len()
+        + 4
+        + writes.iter().map(|c| 8 + 16 * c.len()).sum::<usize>()
+        + 4
+        + reply.as_ref().map_or(0, |r| 4 + 16 * r.len());
+    let want_len = 16
+        + match d.kind {
+            Kind::Msg | Kind::NoMsg => lists_len,
+            Kind::MsgP { .. } => 8 + lists_len,
+            Kind::Done => 0,
+            Kind::ErrVers { .. } => 12,
+            Kind::ErrChunk => 4,
+        };
     let mut buf = vec![0u8; want_len + d.payload.len()];
     let n = b.encode(&mut buf).expect("sized exactly");
     assert_eq!(n, want_len);

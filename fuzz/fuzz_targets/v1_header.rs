@@ -8,7 +8,11 @@ use rpcrdma_codec::v1::Message;
 use rpcrdma_codec::Profile;
 
 fuzz_target!(|data: &[u8]| {
-    for profile in [Profile::default(), { let mut p = Profile::default(); p.apply("rfc5666-error-arm"); p }] {
+    for profile in [Profile::default(), {
+        let mut p = Profile::default();
+        p.apply("rfc5666-error-arm");
+        p
+    }] {
         if let Ok(m) = Message::decode(data, &profile) {
             let _ = Violations::of(&m, Role::Call);
             let _ = Violations::of(&m, Role::Reply);

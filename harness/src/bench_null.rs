@@ -93,7 +93,12 @@ pub fn run(args: BenchArgs) -> i32 {
         let grant = reply(conn.as_mut())?;
         let window = grant.min(OUR_WINDOW).max(1);
         drive(conn.as_mut(), window, args.warmup, &mut xid)?;
-        println!("peer {} grants {grant} credits; {} calls per depth after {} warm-up calls", connector.describe(), args.calls, args.warmup);
+        println!(
+            "peer {} grants {grant} credits; {} calls per depth after {} warm-up calls",
+            connector.describe(),
+            args.calls,
+            args.warmup
+        );
         for depth in [1, window] {
             let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
             let rate = args.calls as f64 / t.as_secs_f64();

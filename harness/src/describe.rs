@@ -40,11 +40,8 @@ pub fn v1_message(m: &Message<'_>, role: Option<Role>) -> Value {
         o.insert("rdma_thresh".into(), json!(thresh));
     }
     if let Some(c) = h.body.chunks() {
-        let reads: Vec<Value> = c
-            .reads
-            .segments()
-            .map(|s| json!({ "position": s.position, "target": segment(&s.target) }))
-            .collect();
+        let reads: Vec<Value> =
+            c.reads.segments().map(|s| json!({ "position": s.position, "target": segment(&s.target) })).collect();
         o.insert("rdma_reads".into(), Value::Array(reads));
         let chunks: Vec<Value> = c
             .reads

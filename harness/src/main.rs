@@ -40,9 +40,7 @@ enum Command {
     BenchNull(bench_null::BenchArgs),
     /// Write the reference responder's file tree into DIR (for a real server's export).
     #[command(hide = true)]
-    ExportTree {
-        dir: std::path::PathBuf,
-    },
+    ExportTree { dir: std::path::PathBuf },
 }
 
 fn main() {

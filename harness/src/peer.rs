@@ -52,7 +52,12 @@ pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
 /// Serves requesters over verbs on `addr` with the reference responder granting `grant`
 /// credits, until no requester has been connected for `idle`, or `max_time` has passed; the
 /// observed connections and a description of the transport.
-pub fn serve(addr: &str, grant: u32, idle: Duration, max_time: Duration) -> Result<(Vec<ObservedConnection>, String), PeerError> {
+pub fn serve(
+    addr: &str,
+    grant: u32,
+    idle: Duration,
+    max_time: Duration,
+) -> Result<(Vec<ObservedConnection>, String), PeerError> {
     let (host, port) = parse_addr(addr)?;
     crate::verbs::check_environment().map_err(PeerError::Environment)?;
     let ip = (host.as_str(), port)
@@ -82,7 +87,8 @@ pub fn serve(addr: &str, grant: u32, idle: Duration, max_time: Duration) -> Resu
                 if pending.post_recv(size, count).is_err() {
                     continue;
                 }
-                if let Ok(mut conn) = pending.accept(&responder.private_data(), Instant::now() + Duration::from_secs(5)) {
+                if let Ok(mut conn) = pending.accept(&responder.private_data(), Instant::now() + Duration::from_secs(5))
+                {
                     let r = responder.clone();
                     serving.push(std::thread::spawn(move || r.serve(&mut conn)));
                 }

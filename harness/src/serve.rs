@@ -77,7 +77,12 @@ pub fn run(args: ServeArgs) -> i32 {
     let (observed, peer, transport) = if args.self_test {
         (self_test(args.grant), "embedded reference requester".to_string(), "emulated".to_string())
     } else if let Some(addr) = &args.listen {
-        match crate::peer::serve(addr, args.grant, Duration::from_secs_f64(args.idle), Duration::from_secs_f64(args.max_time)) {
+        match crate::peer::serve(
+            addr,
+            args.grant,
+            Duration::from_secs_f64(args.idle),
+            Duration::from_secs_f64(args.max_time),
+        ) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 eprintln!("error: {e}");

@@ -49,7 +49,10 @@ mod tests {
 
     #[test]
     fn nested_fields_are_indented() {
-        let t = render("header", &json!({"rdma_xid": 1, "rdma_reply": null, "rdma_reads": [], "rdma_writes": [{"target": [{"handle": 255, "length": 5, "offset": 4096}]}]}));
+        let t = render(
+            "header",
+            &json!({"rdma_xid": 1, "rdma_reply": null, "rdma_reads": [], "rdma_writes": [{"target": [{"handle": 255, "length": 5, "offset": 4096}]}]}),
+        );
         assert_eq!(
             t,
             "header:\n  rdma_xid: 0x1\n  rdma_reply: absent\n  rdma_reads: (empty)\n  rdma_writes: 1 entries\n    [0]:\n      target: 1 entries\n        [0]:\n          handle: 0xff\n          length: 5\n          offset: 0x1000\n"

@@ -149,12 +149,8 @@ fn ctrl_c_ends_the_run_with_a_report_of_what_ran() {
     let d = tmp("sigint");
     let json = d.join("r.json");
     let bin = assert_cmd::cargo::cargo_bin("rpcrdma-harness");
-    let child = StdCommand::new(bin)
-        .args(["run", "--json"])
-        .arg(&json)
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .unwrap();
+    let child =
+        StdCommand::new(bin).args(["run", "--json"]).arg(&json).stdout(std::process::Stdio::piped()).spawn().unwrap();
     std::thread::sleep(std::time::Duration::from_millis(1500));
     let status = StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());

@@ -230,7 +230,8 @@ fn generated(rng: &mut Rng) -> (Vec<u8>, usize) {
             ReadSegment { position, target: rng.seg() }
         })
         .collect();
-    let write_segs: Vec<Vec<Segment>> = (0..rng.below(4)).map(|_| (0..rng.below(4)).map(|_| rng.seg()).collect()).collect();
+    let write_segs: Vec<Vec<Segment>> =
+        (0..rng.below(4)).map(|_| (0..rng.below(4)).map(|_| rng.seg()).collect()).collect();
     let writes: Vec<&[Segment]> = write_segs.iter().map(|w| w.as_slice()).collect();
     let reply: Option<Vec<Segment>> = (rng.below(2) == 0).then(|| (0..rng.below(4)).map(|_| rng.seg()).collect());
     let b = match kind {
@@ -312,7 +313,10 @@ fn wireshark_agrees_with_the_codec() {
             }
             (Some(o), Some(t), None) => {
                 if o != t {
-                    problems.push(format!("{label}: fields differ\n  ours      {o:?}\n  wireshark {t:?}\n  bytes {}", hex(bytes)));
+                    problems.push(format!(
+                        "{label}: fields differ\n  ours      {o:?}\n  wireshark {t:?}\n  bytes {}",
+                        hex(bytes)
+                    ));
                 }
                 both_accept += 1;
             }
@@ -326,7 +330,9 @@ fn wireshark_agrees_with_the_codec() {
             (o, t, Some((_, why))) => {
                 listed += 1;
                 if o.is_some() == t.is_some() {
-                    problems.push(format!("{label} is listed as a Wireshark limitation ({why}) but both sides agree: remove it"));
+                    problems.push(format!(
+                        "{label} is listed as a Wireshark limitation ({why}) but both sides agree: remove it"
+                    ));
                 }
             }
         }

@@ -49,10 +49,7 @@ fn without_rdma_device_one_line_and_exit_2() {
         // This machine has no rdma-core at all: that is the line it must print.
         assert!(stderr.contains("rdma-core"), "{stderr:?}");
     } else {
-        assert!(
-            stderr.starts_with("error: no RDMA device: rdma-core found, but /sys/class/infiniband"),
-            "{stderr:?}"
-        );
+        assert!(stderr.starts_with("error: no RDMA device: rdma-core found, but /sys/class/infiniband"), "{stderr:?}");
         assert!(stderr.contains("rdma_rxe"), "{stderr:?}");
     }
 }

@@ -192,9 +192,12 @@ pub fn encode(h: &Header) -> Vec<u8> {
             })
         }
         Body::Done => xdr::rdma_body::RDMA_DONE,
-        Body::ErrVers { low, high } => xdr::rdma_body::RDMA_ERROR(xdr::rpc_rdma_error::ERR_VERS(
-            xdr::rpc_rdma_errvers { rdma_vers_low: *low, rdma_vers_high: *high },
-        )),
+        Body::ErrVers { low, high } => {
+            xdr::rdma_body::RDMA_ERROR(xdr::rpc_rdma_error::ERR_VERS(xdr::rpc_rdma_errvers {
+                rdma_vers_low: *low,
+                rdma_vers_high: *high,
+            }))
+        }
         Body::ErrChunk => xdr::rdma_body::RDMA_ERROR(xdr::rpc_rdma_error::ERR_CHUNK),
     };
     let m = xdr::rdma_msg { rdma_xid: h.xid, rdma_vers: h.vers, rdma_credit: h.credit, rdma_body: body };
@@ -218,7 +221,10 @@ mod tests {
         let h = decode(&b).unwrap();
         assert_eq!(h.len, b.len() - 4);
         let Body::Msg(l) = &h.body else { panic!("{h:?}") };
-        assert_eq!(l.reads, [ReadSegment { position: 44, target: Segment { handle: 0x10, length: 4096, offset: 0x2000 } }]);
+        assert_eq!(
+            l.reads,
+            [ReadSegment { position: 44, target: Segment { handle: 0x10, length: 4096, offset: 0x2000 } }]
+        );
         assert_eq!(l.writes, [vec![Segment { handle: 0x20, length: 512, offset: 0x3000 }]]);
         assert_eq!(l.reply, None);
         let mut again = encode(&h);

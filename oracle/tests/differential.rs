@@ -93,7 +93,10 @@ fn segment() -> impl Strategy<Value = Segment> {
 
 fn lists() -> impl Strategy<Value = Lists> {
     (
-        prop::collection::vec((any::<u32>(), segment()).prop_map(|(position, target)| ReadSegment { position, target }), 0..6),
+        prop::collection::vec(
+            (any::<u32>(), segment()).prop_map(|(position, target)| ReadSegment { position, target }),
+            0..6,
+        ),
         prop::collection::vec(prop::collection::vec(segment(), 0..5), 0..4),
         prop::option::of(prop::collection::vec(segment(), 0..5)),
     )

@@ -45,7 +45,10 @@ fn conf_rdma(ctx: &mut Ctx) -> Verdict {
                 match ConfigRdmaReply::decode(&mut rd) {
                     Ok(c) if rd.is_empty() => Verdict::pass(
                         want,
-                        format!("maxcall_sendsize {} align {} maxrdmaread {}", c.maxcall_sendsize, c.align, c.maxrdmaread),
+                        format!(
+                            "maxcall_sendsize {} align {} maxrdmaread {}",
+                            c.maxcall_sendsize, c.align, c.maxrdmaread
+                        ),
                     ),
                     Ok(_) => Verdict::fail(want, format!("{} bytes after config_rdma_reply", rd.remaining())),
                     Err(e) => Verdict::fail(want, format!("SUCCESS without a valid config_rdma_reply: {e}")),

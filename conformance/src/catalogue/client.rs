@@ -52,7 +52,9 @@ fn private_data_valid(conns: &[ObservedConnection]) -> Verdict {
             Ok(Lookup::Found { data, .. }) => {
                 return Verdict::fail(want, format!("connection {i}: reserved bits {:#04x}", data.reserved))
             }
-            Ok(Lookup::Absent) => return Verdict::unsupported(want, format!("connection {i}: no RFC 8797 private data")),
+            Ok(Lookup::Absent) => {
+                return Verdict::unsupported(want, format!("connection {i}: no RFC 8797 private data"))
+            }
             Ok(Lookup::UnrecognisedVersion { version, .. }) => {
                 return Verdict::fail(want, format!("connection {i}: version {version}"))
             }
@@ -93,7 +95,11 @@ fn xid_match(conns: &[ObservedConnection]) -> Verdict {
 fn positions_aligned(conns: &[ObservedConnection]) -> Verdict {
     call_rule(
         conns,
-        &["rfc8166/3.4.5/position-alignment", "rfc8166/3.4.5/read-chunks-overlap", "rfc8166/3.4.5/position-beyond-payload"],
+        &[
+            "rfc8166/3.4.5/position-alignment",
+            "rfc8166/3.4.5/read-chunks-overlap",
+            "rfc8166/3.4.5/position-beyond-payload",
+        ],
         "read positions multiples of four, within the payload, without overlap",
     )
 }
@@ -128,7 +134,10 @@ fn within_grant(conns: &[ObservedConnection]) -> Verdict {
                     outstanding += 1;
                     worst = worst.max(outstanding);
                     if outstanding > c.grant as usize {
-                        return Verdict::fail(want, format!("{outstanding} calls outstanding with a grant of {}", c.grant));
+                        return Verdict::fail(
+                            want,
+                            format!("{outstanding} calls outstanding with a grant of {}", c.grant),
+                        );
                     }
                 }
                 Observed::ToRequester(_) => outstanding = outstanding.saturating_sub(1),
@@ -147,7 +156,14 @@ fn inline_within_threshold(conns: &[ObservedConnection]) -> Verdict {
     for c in conns {
         for (_, e) in &c.events {
             if let Observed::ReceiveFailed(s) = e {
-                return Verdict::fail(want, format!("a receive failed ({}): the requester overran our {}-byte buffer", s.name(), c.receive_size));
+                return Verdict::fail(
+                    want,
+                    format!(
+                        "a receive failed ({}): the requester overran our {}-byte buffer",
+                        s.name(),
+                        c.receive_size
+                    ),
+                );
             }
         }
     }
@@ -182,7 +198,14 @@ fn write_chunk_no_pad_space(conns: &[ObservedConnection]) -> Verdict {
         if let Some(w) = c.writes.chunks().next() {
             n += 1;
             if w.length() > count as u64 {
-                return Verdict::lax(want, format!("a READ of {count} bytes offered a {}-byte write chunk ({} segments)", w.length(), w.segment_count()));
+                return Verdict::lax(
+                    want,
+                    format!(
+                        "a READ of {count} bytes offered a {}-byte write chunk ({} segments)",
+                        w.length(),
+                        w.segment_count()
+                    ),
+                );
             }
         }
     }
@@ -193,7 +216,8 @@ fn write_chunk_no_pad_space(conns: &[ObservedConnection]) -> Verdict {
 }
 
 fn reply_chunk_when_needed(conns: &[ObservedConnection]) -> Verdict {
-    let want = "a reply chunk (or, for READ, a write chunk) on every call whose reply may exceed our reply inline threshold";
+    let want =
+        "a reply chunk (or, for READ, a write chunk) on every call whose reply may exceed our reply inline threshold";
     let mut n = 0;
     for (c, b) in calls(conns) {
         let Ok(m) = Message::decode(b, &Profile::default()) else { continue };
@@ -313,10 +337,24 @@ pub fn judge_all(conns: &[ObservedConnection]) -> Vec<CheckResult> {
         .iter()
         .flat_map(|c| c.events.iter())
         .map(|(at, e)| match e {
-            Observed::FromRequester(b) => TranscriptEntry { direction: Direction::Received, at: *at, summary: summarize(b), bytes: b.clone() },
-            Observed::ToRequester(b) => TranscriptEntry { direction: Direction::Sent, at: *at, summary: summarize(b), bytes: b.clone() },
-            Observed::ReceiveFailed(s) => TranscriptEntry { direction: Direction::Event, at: *at, summary: format!("receive failed: {}", s.name()), bytes: Vec::new() },
-            Observed::Closed => TranscriptEntry { direction: Direction::Event, at: *at, summary: "connection closed".into(), bytes: Vec::new() },
+            Observed::FromRequester(b) => {
+                TranscriptEntry { direction: Direction::Received, at: *at, summary: summarize(b), bytes: b.clone() }
+            }
+            Observed::ToRequester(b) => {
+                TranscriptEntry { direction: Direction::Sent, at: *at, summary: summarize(b), bytes: b.clone() }
+            }
+            Observed::ReceiveFailed(s) => TranscriptEntry {
+                direction: Direction::Event,
+                at: *at,
+                summary: format!("receive failed: {}", s.name()),
+                bytes: Vec::new(),
+            },
+            Observed::Closed => TranscriptEntry {
+                direction: Direction::Event,
+                at: *at,
+                summary: "connection closed".into(),
+                bytes: Vec::new(),
+            },
         })
         .collect();
     CHECKS

@@ -23,7 +23,10 @@ fn grant_in_errors(ctx: &mut Ctx) -> Verdict {
         Err(got) => return Verdict::fail(want, got),
     };
     match null_round_trip(ctx) {
-        Ok(r) => Verdict::pass(want, format!("ERR_CHUNK granted {err}, the NULL reply granted {}", r.message().header.credit)),
+        Ok(r) => Verdict::pass(
+            want,
+            format!("ERR_CHUNK granted {err}, the NULL reply granted {}", r.message().header.credit),
+        ),
         Err(v) => v,
     }
 }
@@ -58,7 +61,10 @@ fn window_served(ctx: &mut Ctx) -> Verdict {
                 Err(e) => return Verdict::fail(&want, format!("a reply that does not decode: {e}")),
             },
             other => {
-                return Verdict::fail(&want, format!("{} after {} of {window} replies", other.describe(), answered.len()))
+                return Verdict::fail(
+                    &want,
+                    format!("{} after {} of {window} replies", other.describe(), answered.len()),
+                )
             }
         }
     }

@@ -41,7 +41,10 @@ fn version_mismatch(ctx: &mut Ctx, vers: u32) -> Verdict {
             let actual = format!("ERR_VERS; connection {}", if alive { "survived" } else { "closed" });
             if lax {
                 // RFC 5666 4.2 allowed a version valid at the receiver instead of the echo.
-                Verdict::lax(want, format!("{actual}; rdma_vers 1 instead of the request's {vers} (RFC 5666 behaviour)"))
+                Verdict::lax(
+                    want,
+                    format!("{actual}; rdma_vers 1 instead of the request's {vers} (RFC 5666 behaviour)"),
+                )
             } else {
                 Verdict::pass(want, actual)
             }
@@ -174,7 +177,10 @@ fn error_reply_form(ctx: &mut Ctx) -> Verdict {
     let ex = ctx.call(xid, &buf[..n]);
     match &ex.received {
         crate::engine::Received::Message { bytes, .. } if bytes.len() != 20 => {
-            return Verdict::fail(want, format!("ERR_CHUNK reply of {} bytes: {}", bytes.len(), ex.received.describe()));
+            return Verdict::fail(
+                want,
+                format!("ERR_CHUNK reply of {} bytes: {}", bytes.len(), ex.received.describe()),
+            );
         }
         _ => {}
     }

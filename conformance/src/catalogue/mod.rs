@@ -3,14 +3,14 @@
 
 pub mod ccp;
 pub mod client;
-pub mod read_chunks;
-pub mod reply_chunk;
-pub mod write_chunks;
 pub mod credits;
 pub mod header;
 pub mod nfs;
 pub mod private_data;
+pub mod read_chunks;
+pub mod reply_chunk;
 pub mod v2;
+pub mod write_chunks;
 
 use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::rpc::{AcceptStat, CallHeader};
@@ -20,9 +20,8 @@ use rpcrdma_codec::xdr::Writer;
 use crate::engine::{expect, Check, Ctx, Received, Verdict};
 
 /// authsys_parms (RFC 5531 appendix A): stamp 0, machinename "rpcrdma", uid 0, gid 0, no gids.
-const AUTH_SYS_ROOT: [u8; 28] = [
-    0, 0, 0, 0, 0, 0, 0, 7, b'r', b'p', b'c', b'r', b'd', b'm', b'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0,
-];
+const AUTH_SYS_ROOT: [u8; 28] =
+    [0, 0, 0, 0, 0, 0, 0, 7, b'r', b'p', b'c', b'r', b'd', b'm', b'a', 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0];
 
 /// Every check, in run order (the sanity check first).
 pub fn all() -> Vec<&'static Check> {
@@ -80,7 +79,8 @@ impl CallMsg {
     pub fn rpc_bytes(&self) -> Vec<u8> {
         let mut header = CallHeader::new(self.xid, self.prog, self.vers, self.proc_);
         if self.prog == crate::engine::ctx::NFS_PROGRAM && self.proc_ != nfs::PROC_NULL {
-            header.cred = rpcrdma_codec::rpc::OpaqueAuth { flavor: rpcrdma_codec::rpc::flavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
+            header.cred =
+                rpcrdma_codec::rpc::OpaqueAuth { flavor: rpcrdma_codec::rpc::flavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
         }
         let mut buf = vec![0u8; header.encoded_len() + self.args.len()];
         let mut w = Writer::new(&mut buf);
@@ -97,12 +97,14 @@ impl CallMsg {
 
     fn header(&self, nomsg: bool) -> Vec<u8> {
         let writes: Vec<&[Segment]> = self.writes.iter().map(|c| c.as_slice()).collect();
-        let mut b = if nomsg { HeaderBuilder::nomsg(self.xid, self.credit) } else { HeaderBuilder::msg(self.xid, self.credit) };
+        let mut b =
+            if nomsg { HeaderBuilder::nomsg(self.xid, self.credit) } else { HeaderBuilder::msg(self.xid, self.credit) };
         b = b.read_list(&self.reads).write_list(&writes);
         if let Some(r) = &self.reply {
             b = b.reply_chunk(r);
         }
-        let mut buf = vec![0u8; 64 + 24 * self.reads.len() + 16 * (self.writes.iter().map(Vec::len).sum::<usize>() + 8) + 64];
+        let mut buf =
+            vec![0u8; 64 + 24 * self.reads.len() + 16 * (self.writes.iter().map(Vec::len).sum::<usize>() + 8) + 64];
         let n = b.encode(&mut buf).expect("sized");
         buf.truncate(n);
         buf
@@ -191,7 +193,11 @@ mod tests {
             assert!(parts[1].chars().all(|ch| ch.is_ascii_digit() || ch == '.'), "{}", c.id);
             assert!(!c.requirement.is_empty() && !c.rationale.is_empty() && !c.acceptable.is_empty());
             let kw = c.key_word.as_str();
-            assert!(c.requirement.contains(kw) || c.requirement.contains(&kw.to_lowercase()), "{} does not quote its key word {kw}", c.id);
+            assert!(
+                c.requirement.contains(kw) || c.requirement.contains(&kw.to_lowercase()),
+                "{} does not quote its key word {kw}",
+                c.id
+            );
         }
         assert_eq!(all[0].id, SANITY);
     }

@@ -49,8 +49,7 @@ fn read_with_r(ctx: &mut Ctx, r_bit: bool) -> Result<(Received, u32), Verdict> {
     let mut call = CallMsg::nfs3(ctx, nfs::PROC_READ, nfs::read_args(&fh, 0, 64));
     call.writes = vec![vec![region.segment()]];
     let ex = ctx.call(call.xid, &call.msg());
-    expect::rpc_accepted(&ex.received, call.xid, AcceptStat::Success)
-        .map_err(|g| Verdict::fail("a READ3 reply", g))?;
+    expect::rpc_accepted(&ex.received, call.xid, AcceptStat::Success).map_err(|g| Verdict::fail("a READ3 reply", g))?;
     Ok((ex.received, region.handle))
 }
 
@@ -69,7 +68,9 @@ fn no_invalidate_without_r(ctx: &mut Ctx) -> Verdict {
 fn invalidate_request_rkey(ctx: &mut Ctx) -> Verdict {
     let want = "a plain Send, or Send With Invalidate of the R_key this request advertised";
     match read_with_r(ctx, true) {
-        Ok((Received::Message { invalidated: None, .. }, _)) => Verdict::pass(want, "plain Send (invalidation is optional)"),
+        Ok((Received::Message { invalidated: None, .. }, _)) => {
+            Verdict::pass(want, "plain Send (invalidation is optional)")
+        }
         Ok((Received::Message { invalidated: Some(h), .. }, key)) if h == key => {
             Verdict::pass(want, format!("Send With Invalidate of the request's R_key {h:#x}"))
         }
@@ -98,7 +99,9 @@ fn receive_size_honoured(ctx: &mut Ctx) -> Verdict {
         Received::Message { bytes, .. } if bytes.len() <= 1024 => {
             Verdict::pass(want, format!("a {}-byte reply: {}", bytes.len(), ex.received.describe()))
         }
-        Received::RecvFailed(s) => Verdict::fail(want, format!("our 1024-byte receive failed ({}): the peer sent more", s.name())),
+        Received::RecvFailed(s) => {
+            Verdict::fail(want, format!("our 1024-byte receive failed ({}): the peer sent more", s.name()))
+        }
         other => Verdict::fail(want, other.describe()),
     }
 }
@@ -118,8 +121,12 @@ fn falls_back_to_1024(ctx: &mut Ctx, private_data: &[u8]) -> Verdict {
     let want = "the peer assumes 1024-byte inline thresholds: no Send over 1024 bytes";
     let ex = ctx.call(call.xid, &call.msg());
     match &ex.received {
-        Received::Message { bytes, .. } if bytes.len() <= 1024 => Verdict::pass(want, format!("a {}-byte reply", bytes.len())),
-        Received::RecvFailed(s) => Verdict::fail(want, format!("our 1024-byte receive failed ({}): the peer assumed a larger size", s.name())),
+        Received::Message { bytes, .. } if bytes.len() <= 1024 => {
+            Verdict::pass(want, format!("a {}-byte reply", bytes.len()))
+        }
+        Received::RecvFailed(s) => {
+            Verdict::fail(want, format!("our 1024-byte receive failed ({}): the peer assumed a larger size", s.name()))
+        }
         other => Verdict::fail(want, other.describe()),
     }
 }

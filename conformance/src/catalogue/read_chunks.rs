@@ -176,10 +176,8 @@ fn position_zero_with_data_chunk(ctx: &mut Ctx) -> Verdict {
     ctx.conn().write_local(&head, 0, &reduced).expect("own region");
     let body = ctx.register(data.len() as u32, Access::READ);
     ctx.conn().write_local(&body, 0, &data).expect("own region");
-    call.reads = vec![
-        ReadSegment { position: 0, target: head.segment() },
-        ReadSegment { position, target: body.segment() },
-    ];
+    call.reads =
+        vec![ReadSegment { position: 0, target: head.segment() }, ReadSegment { position, target: body.segment() }];
     let want = "WRITE3 NFS3_OK count 7 from a position-zero chunk plus a data chunk, read back equal";
     let ex = ctx.call(call.xid, &call.nomsg());
     let r = match expect::rpc_accepted(&ex.received, call.xid, AcceptStat::Success) {

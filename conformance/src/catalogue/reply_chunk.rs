@@ -87,7 +87,9 @@ fn reply_chunk_too_small(ctx: &mut Ctx) -> Verdict {
             Ok(_) => Verdict::pass(want, "ERR_CHUNK"),
             Err(_) => Verdict::pass(want, format!("a {}-byte reply: {}", bytes.len(), received.describe())),
         },
-        Received::Disconnected => Verdict::lax(want, "the peer closed the connection (RFC 8166 4.5.3 allows this for RDMA errors)"),
+        Received::Disconnected => {
+            Verdict::lax(want, "the peer closed the connection (RFC 8166 4.5.3 allows this for RDMA errors)")
+        }
         other => Verdict::fail(want, other.describe()),
     }
 }

@@ -54,16 +54,29 @@ fn write_chunk_no_pad(ctx: &mut Ctx) -> Verdict {
     let expected = file_contents(5);
     let Some(rr) = nfs::read_result(&results) else { return Verdict::fail(want, "READ3 results do not decode") };
     if rr.status != 0 || rr.count != 5 || rr.data_len != 5 {
-        return Verdict::fail(want, format!("READ3 status {} count {} data length {}", rr.status, rr.count, rr.data_len));
+        return Verdict::fail(
+            want,
+            format!("READ3 status {} count {} data length {}", rr.status, rr.count, rr.data_len),
+        );
     }
     if results.len() > rr.data_at {
-        return Verdict::fail(want, format!("{} bytes of data inline after the length word", results.len() - rr.data_at));
+        return Verdict::fail(
+            want,
+            format!("{} bytes of data inline after the length word", results.len() - rr.data_at),
+        );
     }
     if written[..5] != expected[..] {
         return Verdict::fail(want, format!("written {:02x?}, expected {:02x?}", &written[..5], expected));
     }
     if let Some(i) = written[5..].iter().position(|&b| b != CANARY) {
-        return Verdict::fail(want, format!("byte {} past the data was overwritten with {:#04x} (XDR pad written into the chunk)", 5 + i, written[5 + i]));
+        return Verdict::fail(
+            want,
+            format!(
+                "byte {} past the data was overwritten with {:#04x} (XDR pad written into the chunk)",
+                5 + i,
+                written[5 + i]
+            ),
+        );
     }
     match echo.as_slice() {
         [s] if s.length == 5 => Verdict::pass(want, "5 bytes written, canaries intact, returned length 5"),
@@ -155,7 +168,8 @@ fn empty_write_chunk(ctx: &mut Ctx) -> Verdict {
         Err(got) => return Verdict::fail(want, got),
     };
     let m = r.message();
-    let counts: Vec<usize> = m.header.body.chunks().map(|c| c.writes.chunks().map(|w| w.segment_count()).collect()).unwrap_or_default();
+    let counts: Vec<usize> =
+        m.header.body.chunks().map(|c| c.writes.chunks().map(|w| w.segment_count()).collect()).unwrap_or_default();
     if counts != [0] {
         return Verdict::fail(want, format!("returned write list with segment counts {counts:?}"));
     }

@@ -38,7 +38,10 @@ pub struct TranscriptEntry {
 /// What came back when the scenario waited.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Received {
-    Message { bytes: Vec<u8>, invalidated: Option<u32> },
+    Message {
+        bytes: Vec<u8>,
+        invalidated: Option<u32>,
+    },
     /// Nothing before the deadline.
     Silence,
     Disconnected,
@@ -111,9 +114,7 @@ impl std::fmt::Debug for Ctx<'_> {
 
 impl<'c> Ctx<'c> {
     pub fn new(connector: &'c mut dyn Connector, options: RunOptions) -> Self {
-        let seed = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map_or(1, |d| d.subsec_nanos());
+        let seed = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.subsec_nanos());
         Ctx {
             connector,
             options,
@@ -127,12 +128,7 @@ impl<'c> Ctx<'c> {
     }
 
     fn log(&mut self, direction: Direction, summary: String, bytes: &[u8]) {
-        self.transcript.push(TranscriptEntry {
-            direction,
-            at: self.started.elapsed(),
-            summary,
-            bytes: bytes.to_vec(),
-        });
+        self.transcript.push(TranscriptEntry { direction, at: self.started.elapsed(), summary, bytes: bytes.to_vec() });
     }
 
     /// The private data we advertise by default (RFC 8797: our sizes, remote invalidation).

@@ -38,8 +38,7 @@ pub fn reply_to(received: &Received, xid: u32) -> Result<Reply, String> {
     let Received::Message { bytes, invalidated } = received else {
         return Err(received.describe());
     };
-    let m = Message::decode(bytes, &Profile::default())
-        .map_err(|e| format!("a reply that does not decode: {e}"))?;
+    let m = Message::decode(bytes, &Profile::default()).map_err(|e| format!("a reply that does not decode: {e}"))?;
     if m.header.xid != xid {
         return Err(format!("a reply with rdma_xid {:#010x}, not {xid:#010x}", m.header.xid));
     }

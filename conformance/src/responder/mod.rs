@@ -190,9 +190,10 @@ impl<'a> Session<'a> {
         let t = private_data::inline_thresholds(&peer.params, &ours);
         let reply_inline = t.server_to_client as usize;
         let may_invalidate = t.send_with_invalidate;
-        let observed = config.observer.as_ref().map(|log| {
-            (log.clone(), log.open(conn.peer_private_data(), config.credits, config.receive_size))
-        });
+        let observed = config
+            .observer
+            .as_ref()
+            .map(|log| (log.clone(), log.open(conn.peer_private_data(), config.credits, config.receive_size)));
         Session {
             config,
             conn,
@@ -279,7 +280,11 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn grant(&self) -> u32 {
-        if self.config.faults.zero_credit { 0 } else { self.config.credits }
+        if self.config.faults.zero_credit {
+            0
+        } else {
+            self.config.credits
+        }
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), ()> {
@@ -335,11 +340,7 @@ impl<'a> Session<'a> {
         match msg.header.body {
             // RFC 8166 4.2.4 and 4.6.2: discard silently.
             Body::Error(_) | Body::Done => {
-                return if self.config.faults.answer_error_and_done {
-                    self.send_err_chunk(fixed.xid)
-                } else {
-                    Ok(())
-                };
+                return if self.config.faults.answer_error_and_done { self.send_err_chunk(fixed.xid) } else { Ok(()) };
             }
             // RFC 8166 4.6.1: Responders SHOULD reply ERR_CHUNK.
             Body::MsgP { .. } => return self.send_err_chunk(fixed.xid),
@@ -445,11 +446,8 @@ impl<'a> Session<'a> {
         if c.xid != xid && !self.config.faults.accept_xid_mismatch {
             return self.call_error(xid, framing);
         }
-        let outcome = if c.rpcvers != RPC_VERSION {
-            None
-        } else {
-            Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body))
-        };
+        let outcome =
+            if c.rpcvers != RPC_VERSION { None } else { Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body)) };
         self.reply(&c, outcome, chunks, framing)
     }
 
@@ -465,12 +463,18 @@ impl<'a> Session<'a> {
         let (rpc_header, results) = match outcome {
             None => (ReplyHeader::denied(xid, Rejected::RpcMismatch { low: 2, high: 2 }), UlpResults::default()),
             Some(UlpOutcome::Success(r)) => (ReplyHeader::accepted(xid, AcceptStat::Success), r),
-            Some(UlpOutcome::ProgUnavail) => (ReplyHeader::accepted(xid, AcceptStat::ProgUnavail), UlpResults::default()),
+            Some(UlpOutcome::ProgUnavail) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProgUnavail), UlpResults::default())
+            }
             Some(UlpOutcome::ProgMismatch { low, high }) => {
                 (ReplyHeader::accepted(xid, AcceptStat::ProgMismatch { low, high }), UlpResults::default())
             }
-            Some(UlpOutcome::ProcUnavail) => (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default()),
-            Some(UlpOutcome::GarbageArgs) => (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default()),
+            Some(UlpOutcome::ProcUnavail) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default())
+            }
+            Some(UlpOutcome::GarbageArgs) => {
+                (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default())
+            }
             Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
         };
         let deadline = Instant::now() + self.deadline_step;
@@ -516,10 +520,19 @@ impl<'a> Session<'a> {
         let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
         let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
         let header_len = {
-            let segs: usize = write_refs.iter().map(|c| c.len()).sum::<usize>()
-                + reply_offered.as_ref().map_or(0, |s| s.len());
+            let segs: usize =
+                write_refs.iter().map(|c| c.len()).sum::<usize>() + reply_offered.as_ref().map_or(0, |s| s.len());
             let mut scratch = vec![0u8; 64 + 8 * write_refs.len() + 16 * segs];
-            self.reply_header(framing, false, xid, 0, &write_refs, reply_offered.as_deref(), payload.len(), &mut scratch)?
+            self.reply_header(
+                framing,
+                false,
+                xid,
+                0,
+                &write_refs,
+                reply_offered.as_deref(),
+                payload.len(),
+                &mut scratch,
+            )?
         };
         let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
         let invalidate = self.invalidate_key(chunks);
@@ -536,7 +549,16 @@ impl<'a> Session<'a> {
             } else {
                 reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
             };
-            let hl = self.reply_header(framing, false, xid, self.grant(), &write_refs, zeroed.as_deref(), payload.len(), &mut out)?;
+            let hl = self.reply_header(
+                framing,
+                false,
+                xid,
+                self.grant(),
+                &write_refs,
+                zeroed.as_deref(),
+                payload.len(),
+                &mut out,
+            )?;
             out.truncate(hl);
             out.extend_from_slice(&payload);
             return self.send(&out, invalidate);
@@ -578,11 +600,8 @@ impl<'a> Session<'a> {
             let from = p.item_offset as usize;
             let data = &item[from..from + p.length as usize];
             self.conn.rdma_write(p.segment.handle, p.segment.offset, data, deadline).map_err(|_| ())?;
-            echo[p.segment_index].length = if faults.write_chunk_length_padded {
-                p.length + pad4(p.length as usize) as u32
-            } else {
-                p.length
-            };
+            echo[p.segment_index].length =
+                if faults.write_chunk_length_padded { p.length + pad4(p.length as usize) as u32 } else { p.length };
         }
         Ok(())
     }

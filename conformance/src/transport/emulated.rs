@@ -10,10 +10,7 @@ use std::collections::{HashMap, VecDeque};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Instant;
 
-use super::{
-    Access, Connection, Connector, Event, Region, RemoteAccess, RemoteOp, Result, TransportError,
-    WcStatus,
-};
+use super::{Access, Connection, Connector, Event, Region, RemoteAccess, RemoteOp, Result, TransportError, WcStatus};
 
 /// Private-data area of an IB CM REQ as seen by the passive side through RDMA-CM.
 pub const REQ_PRIVATE_DATA_LEN: usize = 56;
@@ -96,11 +93,7 @@ fn padded(pd: &[u8], len: usize) -> Vec<u8> {
 /// passive end. Each sees the other's private data zero-padded as a CM would deliver it.
 pub fn connected_pair(active_pd: &[u8], passive_pd: &[u8], seed: u32) -> (EmulatedConnection, EmulatedConnection) {
     let shared = Arc::new(Shared {
-        pair: Mutex::new(Pair {
-            sides: [Side::default(), Side::default()],
-            up: true,
-            next_key: seed | 1,
-        }),
+        pair: Mutex::new(Pair { sides: [Side::default(), Side::default()], up: true, next_key: seed | 1 }),
         changed: Condvar::new(),
     });
     let active = EmulatedConnection {
@@ -108,11 +101,7 @@ pub fn connected_pair(active_pd: &[u8], passive_pd: &[u8], seed: u32) -> (Emulat
         side: 0,
         peer_private_data: padded(passive_pd, REP_PRIVATE_DATA_LEN),
     };
-    let passive = EmulatedConnection {
-        shared,
-        side: 1,
-        peer_private_data: padded(active_pd, REQ_PRIVATE_DATA_LEN),
-    };
+    let passive = EmulatedConnection { shared, side: 1, peer_private_data: padded(active_pd, REQ_PRIVATE_DATA_LEN) };
     (active, passive)
 }
 
@@ -249,10 +238,9 @@ impl Connection for EmulatedConnection {
         let handle = p.new_key();
         // Addresses look like user virtual addresses and differ per region.
         let base = 0x7f00_0000_0000u64 + (handle as u64) * 0x10_0000;
-        p.sides[me].regions.insert(
-            handle,
-            Memory { data: vec![0; length as usize], base, access, valid: true, log: Vec::new() },
-        );
+        p.sides[me]
+            .regions
+            .insert(handle, Memory { data: vec![0; length as usize], base, access, valid: true, log: Vec::new() });
         Ok(Region { handle, offset: base, length })
     }
 

@@ -46,11 +46,7 @@ pub struct UlpResults {
 impl UlpResults {
     /// Results with no DDP-eligible item.
     pub fn plain(bytes: Vec<u8>) -> Self {
-        UlpResults {
-            head: bytes,
-            ddp: None,
-            tail: Vec::new(),
-        }
+        UlpResults { head: bytes, ddp: None, tail: Vec::new() }
     }
 
     /// The unreduced results: head, item data, its XDR pad, tail.

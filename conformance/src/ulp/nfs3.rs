@@ -83,8 +83,7 @@ pub const ACCESS3_EXECUTE: u32 = 0x0020;
 /// ACCESS rights granted on a regular file (no DELETE: there is no REMOVE).
 pub const ACCESS_FILE: u32 = ACCESS3_READ | ACCESS3_MODIFY | ACCESS3_EXTEND;
 /// ACCESS rights granted on a directory (MODIFY and EXTEND: CREATE adds entries).
-pub const ACCESS_DIR: u32 =
-    ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_EXECUTE;
+pub const ACCESS_DIR: u32 = ACCESS3_READ | ACCESS3_LOOKUP | ACCESS3_MODIFY | ACCESS3_EXTEND | ACCESS3_EXECUTE;
 /// ACCESS rights granted on a symbolic link.
 pub const ACCESS_LINK: u32 = ACCESS3_READ;
 // FSINFO properties (RFC 1813 3.3.19).
@@ -139,9 +138,7 @@ impl Default for Nfs3Server {
 impl Nfs3Server {
     /// A server over a fresh standard tree.
     pub fn new() -> Self {
-        Nfs3Server {
-            tree: Arc::new(Mutex::new(Tree::new())),
-        }
+        Nfs3Server { tree: Arc::new(Mutex::new(Tree::new())) }
     }
 
     /// A server over a tree shared with others.
@@ -180,10 +177,7 @@ impl UpperLayer for Nfs3Server {
             return UlpOutcome::ProgUnavail;
         }
         if vers != NFS_V3 {
-            return UlpOutcome::ProgMismatch {
-                low: NFS_V3,
-                high: NFS_V3,
-            };
+            return UlpOutcome::ProgMismatch { low: NFS_V3, high: NFS_V3 };
         }
         // The tree is valid between operations, so a poisoned lock is still usable.
         let mut tree = self.tree.lock().unwrap_or_else(|e| e.into_inner());
@@ -215,10 +209,7 @@ impl UpperLayer for Nfs3Server {
 }
 
 /// Encodes into a fresh buffer of `cap` bytes, cut to what was written.
-fn enc(
-    cap: usize,
-    f: impl FnOnce(&mut Writer<'_>) -> Result<(), EncodeError>,
-) -> Result<Vec<u8>, Fail> {
+fn enc(cap: usize, f: impl FnOnce(&mut Writer<'_>) -> Result<(), EncodeError>) -> Result<Vec<u8>, Fail> {
     let mut buf = vec![0u8; cap];
     let mut w = Writer::new(&mut buf);
     f(&mut w)?;
@@ -261,11 +252,7 @@ fn put_post_op(w: &mut Writer<'_>, a: Option<&Fattr3>) -> Result<(), EncodeError
 }
 
 /// wcc_data: pre_op_attr (wcc_attr: size, mtime, ctime), post_op_attr (RFC 1813 2.6).
-fn put_wcc(
-    w: &mut Writer<'_>,
-    before: Option<&Fattr3>,
-    after: Option<&Fattr3>,
-) -> Result<(), EncodeError> {
+fn put_wcc(w: &mut Writer<'_>, before: Option<&Fattr3>, after: Option<&Fattr3>) -> Result<(), EncodeError> {
     w.bool(before.is_some())?;
     if let Some(b) = before {
         w.u64(b.size)?;
@@ -310,15 +297,12 @@ fn lookup(tree: &Tree, r: &mut Reader<'_>) -> Res {
     match tree.lookup(dir, name) {
         Ok(id) => {
             let handle = tree.handle(id);
-            Ok(UlpResults::plain(enc(
-                4 + 4 + 64 + 2 * (4 + FATTR3_LEN),
-                |w| {
-                    w.u32(NFS3_OK)?;
-                    w.opaque(&handle)?;
-                    put_post_op(w, Some(&tree.attrs(id)))?;
-                    put_post_op(w, Some(&dir_attr))
-                },
-            )?))
+            Ok(UlpResults::plain(enc(4 + 4 + 64 + 2 * (4 + FATTR3_LEN), |w| {
+                w.u32(NFS3_OK)?;
+                w.opaque(&handle)?;
+                put_post_op(w, Some(&tree.attrs(id)))?;
+                put_post_op(w, Some(&dir_attr))
+            })?))
         }
         Err(s) => status_post_op(s, Some(&dir_attr)),
     }
@@ -339,11 +323,7 @@ fn readlink(tree: &Tree, r: &mut Reader<'_>) -> Res {
                 put_post_op(w, Some(&attr))?;
                 w.u32(path.len() as u32)
             })?;
-            Ok(UlpResults {
-                head,
-                ddp: Some(path.to_vec()),
-                tail: Vec::new(),
-            })
+            Ok(UlpResults { head, ddp: Some(path.to_vec()), tail: Vec::new() })
         }
         Err(s) => status_post_op(s, Some(&attr)),
     }
@@ -368,11 +348,7 @@ fn read(tree: &Tree, r: &mut Reader<'_>) -> Res {
                 w.bool(eof)?;
                 w.u32(data.len() as u32)
             })?;
-            Ok(UlpResults {
-                head,
-                ddp: Some(data.to_vec()),
-                tail: Vec::new(),
-            })
+            Ok(UlpResults { head, ddp: Some(data.to_vec()), tail: Vec::new() })
         }
         Err(s) => status_post_op(s, Some(&attr)),
     }
@@ -499,11 +475,7 @@ fn sattr(r: &mut Reader<'_>) -> Result<Option<u64>, Fail> {
             r.u32(field)?;
         }
     }
-    let size = if r.bool("set_size")? {
-        Some(r.u64("size")?)
-    } else {
-        None
-    };
+    let size = if r.bool("set_size")? { Some(r.u64("size")?) } else { None };
     for field in ["set_atime", "set_mtime"] {
         // time_how: DONT_CHANGE, SET_TO_SERVER_TIME, SET_TO_CLIENT_TIME (+ nfstime3).
         match r.u32(field)? {
@@ -522,11 +494,7 @@ fn sattr(r: &mut Reader<'_>) -> Result<Option<u64>, Fail> {
 fn setattr(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
     let object = fh(r, "object")?;
     let size = sattr(r)?;
-    let guard = if r.bool("guard")? {
-        Some((r.u32("obj_ctime")?, r.u32("obj_ctime")?))
-    } else {
-        None
-    };
+    let guard = if r.bool("guard")? { Some((r.u32("obj_ctime")?, r.u32("obj_ctime")?)) } else { None };
     let id = match tree.resolve(object) {
         Ok(id) => id,
         Err(s) => return status_wcc(s, None, None),
@@ -573,10 +541,7 @@ fn create(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
     let (size, verf) = match mode {
         UNCHECKED | GUARDED => (sattr(r)?, None),
         EXCLUSIVE => {
-            let v: [u8; 8] = r
-                .opaque_fixed(8, "verf")?
-                .try_into()
-                .map_err(|_| Fail::Garbage)?;
+            let v: [u8; 8] = r.opaque_fixed(8, "verf")?.try_into().map_err(|_| Fail::Garbage)?;
             (None, Some(v))
         }
         _ => return Err(Fail::Garbage),
@@ -586,27 +551,22 @@ fn create(tree: &mut Tree, r: &mut Reader<'_>) -> Res {
         Err(s) => return status_wcc(s, None, None),
     };
     let dir_before = tree.attrs(dir);
-    let result = tree
-        .create(dir, name, mode != UNCHECKED, verf)
-        .and_then(|(id, _)| match size {
-            Some(n) => tree.set_size(id, n).map(|()| id),
-            None => Ok(id),
-        });
+    let result = tree.create(dir, name, mode != UNCHECKED, verf).and_then(|(id, _)| match size {
+        Some(n) => tree.set_size(id, n).map(|()| id),
+        None => Ok(id),
+    });
     let dir_after = tree.attrs(dir);
     match result {
         Ok(id) => {
             let handle = tree.handle(id);
             let attr = tree.attrs(id);
-            Ok(UlpResults::plain(enc(
-                4 + 4 + 4 + 64 + 4 + FATTR3_LEN + WCC_LEN,
-                |w| {
-                    w.u32(NFS3_OK)?;
-                    w.bool(true)?;
-                    w.opaque(&handle)?;
-                    put_post_op(w, Some(&attr))?;
-                    put_wcc(w, Some(&dir_before), Some(&dir_after))
-                },
-            )?))
+            Ok(UlpResults::plain(enc(4 + 4 + 4 + 64 + 4 + FATTR3_LEN + WCC_LEN, |w| {
+                w.u32(NFS3_OK)?;
+                w.bool(true)?;
+                w.opaque(&handle)?;
+                put_post_op(w, Some(&attr))?;
+                put_wcc(w, Some(&dir_before), Some(&dir_after))
+            })?))
         }
         Err(s) => status_wcc(s, Some(&dir_before), Some(&dir_after)),
     }
@@ -695,28 +655,18 @@ fn fsinfo(tree: &Tree, r: &mut Reader<'_>) -> Res {
         Err(s) => return status_post_op(s, None),
     };
     let attr = tree.attrs(id);
-    Ok(UlpResults::plain(enc(
-        4 + 4 + FATTR3_LEN + 28 + 8 + 8 + 4,
-        |w| {
-            w.u32(NFS3_OK)?;
-            put_post_op(w, Some(&attr))?;
-            for v in [
-                FSINFO_RTMAX,
-                FSINFO_RTPREF,
-                FSINFO_RTMULT,
-                FSINFO_WTMAX,
-                FSINFO_WTPREF,
-                FSINFO_WTMULT,
-                FSINFO_DTPREF,
-            ] {
-                w.u32(v)?;
-            }
-            w.u64(tree::MAX_FILE_SIZE)?;
-            w.u32(FSINFO_TIME_DELTA.0)?;
-            w.u32(FSINFO_TIME_DELTA.1)?;
-            w.u32(FSINFO_PROPERTIES)
-        },
-    )?))
+    Ok(UlpResults::plain(enc(4 + 4 + FATTR3_LEN + 28 + 8 + 8 + 4, |w| {
+        w.u32(NFS3_OK)?;
+        put_post_op(w, Some(&attr))?;
+        for v in [FSINFO_RTMAX, FSINFO_RTPREF, FSINFO_RTMULT, FSINFO_WTMAX, FSINFO_WTPREF, FSINFO_WTMULT, FSINFO_DTPREF]
+        {
+            w.u32(v)?;
+        }
+        w.u64(tree::MAX_FILE_SIZE)?;
+        w.u32(FSINFO_TIME_DELTA.0)?;
+        w.u32(FSINFO_TIME_DELTA.1)?;
+        w.u32(FSINFO_PROPERTIES)
+    })?))
 }
 
 /// PATHCONF (RFC 1813 3.3.20): linkmax [`PATHCONF_LINKMAX`], name_max

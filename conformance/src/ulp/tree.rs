@@ -29,8 +29,8 @@
 //! NFS3ERR_BADHANDLE; one of the right length that names nothing is NFS3ERR_STALE.
 
 use super::nfs3::{
-    NFS3ERR_BADHANDLE, NFS3ERR_EXIST, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR,
-    NFS3ERR_NAMETOOLONG, NFS3ERR_NOENT, NFS3ERR_NOSPC, NFS3ERR_NOTDIR, NFS3ERR_STALE,
+    NFS3ERR_BADHANDLE, NFS3ERR_EXIST, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR, NFS3ERR_NAMETOOLONG, NFS3ERR_NOENT,
+    NFS3ERR_NOSPC, NFS3ERR_NOTDIR, NFS3ERR_STALE,
 };
 
 /// The root handle: the Linux server's handle of an fsid=1 export root.
@@ -83,15 +83,7 @@ pub fn initial_contents(len: usize) -> Vec<u8> {
 /// The target of `longlink`: "abcdefghijklmno/" repeated, cut at [`LONGLINK_LEN`] bytes
 /// (no component over 15 bytes, so a real server can hold the same link).
 pub fn longlink_target() -> Vec<u8> {
-    (0..LONGLINK_LEN)
-        .map(|i| {
-            if i % 16 == 15 {
-                b'/'
-            } else {
-                b'a' + (i % 16) as u8
-            }
-        })
-        .collect()
+    (0..LONGLINK_LEN).map(|i| if i % 16 == 15 { b'/' } else { b'a' + (i % 16) as u8 }).collect()
 }
 
 /// Name of entry `i` of `dir` ("entry-07-of-twenty-in-dir": 25 bytes, so 20 entries
@@ -174,12 +166,7 @@ impl Tree {
     /// The standard tree described in the module documentation.
     pub fn new() -> Self {
         let mut t = Tree {
-            nodes: vec![Node {
-                name: String::new(),
-                parent: 0,
-                kind: Kind::Dir(Vec::new()),
-                create_verf: None,
-            }],
+            nodes: vec![Node { name: String::new(), parent: 0, kind: Kind::Dir(Vec::new()), create_verf: None }],
         };
         for (name, len) in FILES {
             t.add(0, name, Kind::File(initial_contents(len)));
@@ -195,12 +182,7 @@ impl Tree {
 
     fn add(&mut self, parent: NodeId, name: &str, kind: Kind) -> NodeId {
         let id = self.nodes.len();
-        self.nodes.push(Node {
-            name: name.to_string(),
-            parent,
-            kind,
-            create_verf: None,
-        });
+        self.nodes.push(Node { name: name.to_string(), parent, kind, create_verf: None });
         if let Kind::Dir(children) = &mut self.nodes[parent].kind {
             children.push(id);
         }
@@ -269,11 +251,7 @@ impl Tree {
             b".." => return Ok(self.nodes[dir].parent),
             _ => {}
         }
-        children
-            .iter()
-            .copied()
-            .find(|&c| self.nodes[c].name.as_bytes() == name)
-            .ok_or(NFS3ERR_NOENT)
+        children.iter().copied().find(|&c| self.nodes[c].name.as_bytes() == name).ok_or(NFS3ERR_NOENT)
     }
 
     /// The children of a directory, in READDIR order.
@@ -286,19 +264,10 @@ impl Tree {
 
     pub fn attrs(&self, id: NodeId) -> Fattr3 {
         let (ftype, mode, nlink, size, used) = match &self.nodes[id].kind {
-            Kind::File(d) => (
-                Ftype::Reg,
-                0o644,
-                1,
-                d.len() as u64,
-                (d.len() as u64).div_ceil(4096) * 4096,
-            ),
+            Kind::File(d) => (Ftype::Reg, 0o644, 1, d.len() as u64, (d.len() as u64).div_ceil(4096) * 4096),
             Kind::Symlink(t) => (Ftype::Lnk, 0o777, 1, t.len() as u64, t.len() as u64),
             Kind::Dir(c) => {
-                let subdirs = c
-                    .iter()
-                    .filter(|&&x| matches!(self.nodes[x].kind, Kind::Dir(_)))
-                    .count();
+                let subdirs = c.iter().filter(|&&x| matches!(self.nodes[x].kind, Kind::Dir(_))).count();
                 (Ftype::Dir, 0o755, 2 + subdirs as u32, DIR_SIZE, DIR_SIZE)
             }
         };

@@ -66,7 +66,13 @@ pub fn render(run: &Run<'_>) -> String {
                     r.actual,
                     j.reason.as_deref().unwrap_or("")
                 );
-                let _ = writeln!(s, ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>", escape(&msg), j.status.name(), escape(&body));
+                let _ = writeln!(
+                    s,
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    escape(&msg),
+                    j.status.name(),
+                    escape(&body)
+                );
             }
             Status::Unsupported | Status::Skipped => {
                 let _ = writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&r.actual));

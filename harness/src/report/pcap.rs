@@ -35,8 +35,11 @@ fn crc32(data: impl IntoIterator<Item = u8>) -> u32 {
 
 /// One RoCEv2 frame carrying `payload` as an RC SEND Only.
 pub fn rocev2_frame(from_us: bool, psn: u32, payload: &[u8]) -> Vec<u8> {
-    let (src_mac, dst_mac, src_ip, dst_ip, dst_qp) =
-        if from_us { (OUR_MAC, PEER_MAC, OUR_IP, PEER_IP, PEER_QPN) } else { (PEER_MAC, OUR_MAC, PEER_IP, OUR_IP, OUR_QPN) };
+    let (src_mac, dst_mac, src_ip, dst_ip, dst_qp) = if from_us {
+        (OUR_MAC, PEER_MAC, OUR_IP, PEER_IP, PEER_QPN)
+    } else {
+        (PEER_MAC, OUR_MAC, PEER_IP, OUR_IP, OUR_QPN)
+    };
     let pad = (4 - payload.len() % 4) % 4;
     let ib_len = 12 + payload.len() + pad + 4;
     let udp_len = 8 + ib_len;

@@ -407,7 +407,8 @@ pub struct Lib {
     rdma_destroy_event_channel: unsafe extern "C" fn(*mut RdmaEventChannel),
     rdma_create_id: unsafe extern "C" fn(*mut RdmaEventChannel, *mut *mut RdmaCmId, *mut c_void, c_int) -> c_int,
     rdma_destroy_id: unsafe extern "C" fn(*mut RdmaCmId) -> c_int,
-    rdma_resolve_addr: unsafe extern "C" fn(*mut RdmaCmId, *const libc::sockaddr, *const libc::sockaddr, c_int) -> c_int,
+    rdma_resolve_addr:
+        unsafe extern "C" fn(*mut RdmaCmId, *const libc::sockaddr, *const libc::sockaddr, c_int) -> c_int,
     rdma_resolve_route: unsafe extern "C" fn(*mut RdmaCmId, c_int) -> c_int,
     rdma_create_qp: unsafe extern "C" fn(*mut RdmaCmId, *mut IbvPd, *mut IbvQpInitAttr) -> c_int,
     rdma_destroy_qp: unsafe extern "C" fn(*mut RdmaCmId),
@@ -573,7 +574,8 @@ fn set_nonblocking(fd: c_int) -> io::Result<()> {
 
 /// Waits until one of `fds` is readable or `deadline` passes; which ones are readable.
 pub fn wait_readable(fds: &[c_int], deadline: Instant) -> io::Result<Vec<bool>> {
-    let mut p: Vec<libc::pollfd> = fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut p: Vec<libc::pollfd> =
+        fds.iter().map(|&fd| libc::pollfd { fd, events: libc::POLLIN, revents: 0 }).collect();
     let left = deadline.saturating_duration_since(Instant::now());
     let ms = if left.is_zero() { 0 } else { (left.as_micros().div_ceil(1000)).min(i32::MAX as u128) as c_int };
     // SAFETY: `p` is a valid array of `p.len()` pollfd structures for the duration of the call.

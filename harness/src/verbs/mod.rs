@@ -294,9 +294,8 @@ impl VerbsConnection {
 
     /// A local buffer of at least `len` bytes.
     fn buffer(&mut self, len: usize) -> Result<ffi::Mr> {
-        if let Some(i) = (0..self.pool.len())
-            .filter(|&i| self.pool[i].size() >= len)
-            .min_by_key(|&i| self.pool[i].size())
+        if let Some(i) =
+            (0..self.pool.len()).filter(|&i| self.pool[i].size() >= len).min_by_key(|&i| self.pool[i].size())
         {
             return Ok(self.pool.swap_remove(i));
         }
@@ -479,7 +478,15 @@ impl VerbsConnection {
             .map_err(|e| self.post_error("ibv_post_send", e))
     }
 
-    fn one_sided(&mut self, read: bool, handle: u32, offset: u64, data: &[u8], length: u32, deadline: Instant) -> Result<Vec<u8>> {
+    fn one_sided(
+        &mut self,
+        read: bool,
+        handle: u32,
+        offset: u64,
+        data: &[u8],
+        length: u32,
+        deadline: Instant,
+    ) -> Result<Vec<u8>> {
         if !self.up {
             return Err(TransportError::Disconnected);
         }
@@ -496,7 +503,9 @@ impl VerbsConnection {
         self.id.post_send(post).map_err(|e| self.post_error("ibv_post_send", e))?;
         let (status, buf) = self.wait_done(wr_id, deadline)?;
         let out = match status {
-            WcStatus::Success => Ok(if read { buf.as_ref().map(|b| b.read(0, length as usize)).unwrap_or_default() } else { Vec::new() }),
+            WcStatus::Success => {
+                Ok(if read { buf.as_ref().map(|b| b.read(0, length as usize)).unwrap_or_default() } else { Vec::new() })
+            }
             WcStatus::Flushed => Err(TransportError::Disconnected),
             s => Err(TransportError::Completion(s)),
         };
