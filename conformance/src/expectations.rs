@@ -100,7 +100,7 @@ pub struct Judged {
 
 /// Judges one result.
 pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> Judged {
-    let listed = profile.and_then(|p| p.find(r.id));
+    let listed = profile.and_then(|p| p.find(r.check.id));
     let raw = match r.outcome {
         Outcome::Pass => Status::Pass,
         Outcome::PassLax if strict => Status::Fail,
@@ -129,18 +129,25 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::engine::CheckResult;
+    use crate::engine::{CheckInfo, CheckResult};
     use rpcrdma_codec::check::KeyWord;
     use std::time::Duration;
 
     fn result(id: &'static str, outcome: Outcome) -> CheckResult {
-        CheckResult {
+        let check = Box::leak(Box::new(CheckInfo {
             id,
-            key_word: KeyWord::Must,
             requirement: "",
+            key_word: KeyWord::Must,
+            acceptable: "",
+            rationale: "",
+            groups: &[],
+            broken_by: &[],
+        }));
+        CheckResult {
+            check,
             outcome,
             expected: String::new(),
-            actual: String::new(),
+            actual: "".into(),
             connection_survived: None,
             transcript: Vec::new(),
             duration: Duration::ZERO,

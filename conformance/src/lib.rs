@@ -1,16 +1,18 @@
-//! Conformance scenario catalogue and engine for RPC-over-RDMA peers.
+//! The judge of RPC-over-RDMA conformance: the checks, the engine that runs them, and the
+//! expectation profiles that hold a peer's reviewed divergences.
 //!
-//! Data flows one way: a [`transport`] moves bytes, the codec decodes them, the [`engine`]
-//! runs the [`catalogue`]'s checks and judges what came back, and a report reads the
-//! finished results. The [`responder`] (with its [`ulp`]) is the embedded reference peer.
+//! Data flows one way: a transport (from `rpcrdma-peers`, or the harness's verbs) moves
+//! bytes; each received message is decoded once into a [`frame::Frame`]; the [`engine`] runs
+//! the [`catalogue`]'s checks over frames and turns them into verdicts; [`expectations`]
+//! weigh verdicts against a peer's profile; a report reads the finished results. The
+//! reference peers the checks are proven against live in `rpcrdma-peers`, which knows
+//! nothing of the judge.
 #![forbid(unsafe_code)]
 
 pub mod catalogue;
 pub mod engine;
 pub mod expectations;
-pub mod requester;
-pub mod responder;
-pub mod transport;
-pub mod ulp;
+pub mod frame;
 
 pub use rpcrdma_codec as codec;
+pub use rpcrdma_peers as peers;

@@ -9,9 +9,9 @@ use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder};
 use rpcrdma_codec::xdr::Writer;
-use rpcrdma_conformance::responder::{Config, Responder};
-use rpcrdma_conformance::transport::emulated::EmulatedConnector;
-use rpcrdma_conformance::transport::{Connection, Connector, Event, WcStatus};
+use rpcrdma_peers::responder::{Config, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rpcrdma_conformance::ulp::tree::{Kind, NodeId, Tree};
+use rpcrdma_peers::ulp::tree::{Kind, NodeId, Tree};
 
 fn write_node(tree: &Tree, id: NodeId, at: &Path) -> std::io::Result<()> {
     let node = tree.node(id);

@@ -3,9 +3,9 @@
 use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
-use rpcrdma_conformance::responder::observe::{Log, ObservedConnection};
-use rpcrdma_conformance::responder::{Config, Responder};
-use rpcrdma_conformance::transport::{Connector, TransportError};
+use rpcrdma_peers::observe::{Log, ObservedConnection};
+use rpcrdma_peers::responder::{Config, Responder};
+use rpcrdma_peers::transport::{Connector, TransportError};
 
 use crate::verbs::VerbsListener;
 

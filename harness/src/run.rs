@@ -11,9 +11,9 @@ use clap::Args;
 use rpcrdma_conformance::catalogue;
 use rpcrdma_conformance::engine::{run_checks, Check, RunOptions};
 use rpcrdma_conformance::expectations::{judge, Expectations};
-use rpcrdma_conformance::responder::{Config, Faults, Responder};
-use rpcrdma_conformance::transport::emulated::EmulatedConnector;
-use rpcrdma_conformance::transport::Connector;
+use rpcrdma_peers::responder::{Config, Faults, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::Connector;
 
 use crate::report::{self, Run};
 
@@ -54,9 +54,9 @@ pub struct RunArgs {
 /// section-number `.` (so `rfc8166/4.5` selects 4.5, 4.5.1, 4.5.2 but not 4.50), or a group.
 pub fn matches(check: &Check, selector: &str) -> bool {
     let s = selector.trim_end_matches('/');
-    check.id == s
-        || check.id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/') || rest.starts_with('.'))
-        || check.groups.contains(&s)
+    check.info.id == s
+        || check.info.id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/') || rest.starts_with('.'))
+        || check.info.groups.contains(&s)
 }
 
 /// The checks a selection names, in catalogue order; an error names a selector matching nothing.
@@ -145,7 +145,7 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
             let _ = write!(out, "{}", report::text::details(r, &j));
         }
         if progress && i + 1 < total {
-            eprint!("[{}/{total}] {}", i + 2, checks[i + 1].id);
+            eprint!("[{}/{total}] {}", i + 2, checks[i + 1].info.id);
         }
         let _ = out.flush();
     });
@@ -199,11 +199,11 @@ pub fn list(select_args: &[String], verbose: bool) -> i32 {
         }
     };
     for c in &checks {
-        println!("{}  [{}]  ({})", c.id, c.key_word.as_str(), c.groups.join(", "));
+        println!("{}  [{}]  ({})", c.info.id, c.info.key_word.as_str(), c.info.groups.join(", "));
         if verbose {
-            println!("    requirement: {}", c.requirement);
-            println!("    acceptable:  {}", c.acceptable);
-            println!("    rationale:   {}", c.rationale);
+            println!("    requirement: {}", c.info.requirement);
+            println!("    acceptable:  {}", c.info.acceptable);
+            println!("    rationale:   {}", c.info.rationale);
         }
     }
     println!("{} checks", checks.len());

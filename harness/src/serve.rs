@@ -7,12 +7,11 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::catalogue::client::judge_all;
-use rpcrdma_conformance::engine::{Ctx, RunOptions};
 use rpcrdma_conformance::expectations::judge;
-use rpcrdma_conformance::requester::{workload, RequesterFaults};
-use rpcrdma_conformance::responder::observe::{Log, ObservedConnection};
-use rpcrdma_conformance::responder::{Config, Responder};
-use rpcrdma_conformance::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::observe::{Log, ObservedConnection};
+use rpcrdma_peers::requester::{workload, RequesterFaults, RequesterOptions};
+use rpcrdma_peers::responder::{Config, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
 
 use crate::report::{self, Run};
 use crate::run::{load_profile, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
@@ -54,11 +53,9 @@ fn self_test(grant: u32) -> Vec<ObservedConnection> {
         ..Config::default()
     };
     let mut conn = EmulatedConnector::new(Responder::reference(config));
-    let mut ctx = Ctx::new(&mut conn, RunOptions::default());
-    if let Err(e) = workload(&mut ctx, &RequesterFaults::default()) {
+    if let Err(e) = workload(&mut conn, &RequesterOptions::default(), &RequesterFaults::default()) {
         eprintln!("note: the reference requester stopped early: {e}");
     }
-    drop(ctx.finish());
     std::thread::sleep(Duration::from_millis(50));
     log.snapshot()
 }

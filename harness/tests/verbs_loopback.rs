@@ -7,8 +7,8 @@
 use std::net::{IpAddr, SocketAddr};
 use std::time::{Duration, Instant};
 
-use rpcrdma_conformance::transport::{Access, Connection, Connector, Event, TransportError, WcStatus};
 use rpcrdma_harness::verbs::{VerbsConnection, VerbsConnector, VerbsListener};
+use rpcrdma_peers::transport::{Access, Connection, Connector, Event, TransportError, WcStatus};
 
 fn addr(port: u16) -> Option<SocketAddr> {
     let ip: IpAddr = std::env::var("RPCRDMA_VERBS_TEST_ADDR").ok()?.parse().ok()?;

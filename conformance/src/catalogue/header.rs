@@ -5,346 +5,354 @@
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::v1::HeaderBuilder;
 
-use super::{expect_discard, expect_err_chunk, null_round_trip, start};
-use crate::engine::{expect, Check, Ctx, Verdict};
+use super::{expect_discard, expect_err_chunk, null_round_trip, start, v1};
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 
-fn null_call(ctx: &mut Ctx) -> Verdict {
-    if let Err(v) = start(ctx) {
-        return v;
-    }
+fn null_call(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
     let want = "RDMA_MSG reply echoing the XID, RPC accept_stat SUCCESS, non-zero credit grant";
-    match null_round_trip(ctx) {
-        Ok(r) => {
-            let m = r.message();
-            if m.header.credit == 0 {
-                return Verdict::fail(want, "rdma_credit 0");
-            }
-            Verdict::pass(want, format!("{} granting {} credits", m.header.body.proc_().name(), m.header.credit))
-        }
-        Err(v) => v,
+    let f = null_round_trip(ctx)?;
+    let h = v1(&f);
+    if h.credit == 0 {
+        return Err(Verdict::fail(want, "rdma_credit 0"));
     }
+    Ok(Verdict::pass(want, format!("{} granting {} credits", h.body.describe(), h.credit)))
 }
 
 /// Sends a NULL call whose header says version `vers`.
-fn version_mismatch(ctx: &mut Ctx, vers: u32) -> Verdict {
-    if let Err(v) = start(ctx) {
-        return v;
+fn version_mismatch(ctx: &mut Ctx, vers: u32) -> Judged {
+    start(ctx)?;
+    let call = ctx.null();
+    let got = ctx.call(&call.msg_with(|b| b.raw_vers(vers)));
+    let want = format!("RDMA_ERROR ERR_VERS with rdma_xid {:#010x}, rdma_vers {vers}, a range containing 1", call.xid);
+    let e = expect::err_vers(&got, call.xid, vers).or_fail(&want)?;
+    let alive = ctx.liveness();
+    let actual = format!("ERR_VERS; connection {}", if alive { "survived" } else { "closed" });
+    if e.lax {
+        // RFC 5666 4.2 allowed a version valid at the receiver instead of the echo.
+        return Ok(Verdict::lax(
+            want,
+            format!("{actual}; rdma_vers 1 instead of the request's {vers} (RFC 5666 behaviour)"),
+        ));
     }
-    let xid = ctx.xid();
-    let mut msg = ctx.null_call(xid);
-    msg[4..8].copy_from_slice(&vers.to_be_bytes());
-    let ex = ctx.call(xid, &msg);
-    let want = format!("RDMA_ERROR ERR_VERS with rdma_xid {xid:#010x}, rdma_vers {vers}, a range containing 1");
-    match expect::err_vers(&ex.received, xid, vers) {
-        Ok((_, lax)) => {
-            let alive = ctx.liveness();
-            let actual = format!("ERR_VERS; connection {}", if alive { "survived" } else { "closed" });
-            if lax {
-                // RFC 5666 4.2 allowed a version valid at the receiver instead of the echo.
-                Verdict::lax(
-                    want,
-                    format!("{actual}; rdma_vers 1 instead of the request's {vers} (RFC 5666 behaviour)"),
-                )
-            } else {
-                Verdict::pass(want, actual)
-            }
-        }
-        Err(got) => Verdict::fail(want, got),
-    }
+    Ok(Verdict::pass(want, actual))
 }
 
-fn vers_mismatch(ctx: &mut Ctx) -> Verdict {
+fn vers_mismatch(ctx: &mut Ctx) -> Judged {
     version_mismatch(ctx, 7)
 }
 
-fn vers_zero(ctx: &mut Ctx) -> Verdict {
+fn vers_zero(ctx: &mut Ctx) -> Judged {
     version_mismatch(ctx, 0)
 }
 
-fn invalid_proc(ctx: &mut Ctx, proc_: u32) -> Verdict {
-    let xid = ctx.xid();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(xid, ctx.options.credits_requested).raw_proc(proc_).encode(&mut buf).expect("28");
-    let mut msg = buf[..n].to_vec();
-    msg.extend_from_slice(&ctx.null_call(xid)[28..]);
-    expect_err_chunk(ctx, xid, &msg)
+fn invalid_proc(ctx: &mut Ctx, proc_: u32) -> Judged {
+    let call = ctx.null();
+    expect_err_chunk(ctx, call.xid, &call.msg_with(|b| b.raw_proc(proc_)))
 }
 
-fn proc_5(ctx: &mut Ctx) -> Verdict {
+fn proc_5(ctx: &mut Ctx) -> Judged {
     invalid_proc(ctx, 5)
 }
 
-fn proc_max(ctx: &mut Ctx) -> Verdict {
+fn proc_max(ctx: &mut Ctx) -> Judged {
     invalid_proc(ctx, u32::MAX)
 }
 
-fn msgp_refused(ctx: &mut Ctx) -> Verdict {
-    if let Err(v) = start(ctx) {
-        return v;
-    }
-    let xid = ctx.xid();
-    let mut buf = [0u8; 64];
-    let n = HeaderBuilder::msgp(xid, ctx.options.credits_requested, 8, 1024).encode(&mut buf).expect("fits");
-    let mut msg = buf[..n].to_vec();
-    msg.extend_from_slice(&ctx.null_call(xid)[28..]);
-    let ex = ctx.call(xid, &msg);
+fn msgp_refused(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
+    let call = ctx.null();
+    let mut msg = [0u8; 64];
+    let n = HeaderBuilder::msgp(call.xid, call.credit, 8, 1024).encode(&mut msg).expect("fits");
+    let msg = [&msg[..n], &call.rpc_bytes()].concat();
+    let got = ctx.call(&msg);
     let want = "RDMA_ERROR ERR_CHUNK (SHOULD)";
-    match expect::err_chunk(&ex.received, xid) {
-        Ok(_) => Verdict::pass(want, "ERR_CHUNK"),
-        Err(got) if ex.received == crate::engine::Received::Silence => {
-            Verdict::lax(want, format!("{got}: the message was dropped without an error reply"))
+    match expect::err_chunk(&got, call.xid) {
+        Ok(_) => Ok(Verdict::pass(want, "ERR_CHUNK")),
+        Err(m) if got == Received::SILENCE => {
+            Ok(Verdict::lax(want, format!("{m}: the message was dropped without an error reply")))
         }
-        Err(got) => Verdict::fail(want, got),
+        Err(m) => Err(Verdict::fail(want, m)),
     }
 }
 
-fn done_discarded(ctx: &mut Ctx) -> Verdict {
+fn done_discarded(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
-    let mut buf = [0u8; 16];
-    HeaderBuilder::done(xid, ctx.options.credits_requested).encode(&mut buf).expect("16");
     // Padded to the 28-byte minimum so only RDMA_DONE itself is under test.
-    let mut msg = buf.to_vec();
-    msg.extend_from_slice(&[0; 12]);
+    let mut msg = [0u8; 28];
+    HeaderBuilder::done(xid, ctx.options.credits_requested).encode(&mut msg).expect("16");
     expect_discard(ctx, &msg)
 }
 
-fn error_discarded(ctx: &mut Ctx) -> Verdict {
+fn error_discarded(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
     let mut buf = [0u8; 28];
     let n = HeaderBuilder::err_vers(xid, 1, ctx.options.credits_requested, 1, 1).encode(&mut buf).expect("28");
     expect_discard(ctx, &buf[..n])
 }
 
-fn short_message_discarded(ctx: &mut Ctx) -> Verdict {
-    let xid = ctx.xid();
+fn short_message_discarded(ctx: &mut Ctx) -> Judged {
     // An RDMA_MSG header cut to 20 bytes: shorter than the 28-byte minimum.
-    let mut msg = ctx.null_call(xid);
+    let mut msg = ctx.null().msg();
     msg.truncate(20);
     expect_discard(ctx, &msg)
 }
 
-fn nomsg_without_chunks(ctx: &mut Ctx) -> Verdict {
-    let xid = ctx.xid();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::nomsg(xid, ctx.options.credits_requested).encode(&mut buf).expect("28");
-    expect_err_chunk(ctx, xid, &buf[..n])
+fn nomsg_without_chunks(ctx: &mut Ctx) -> Judged {
+    let call = ctx.null();
+    expect_err_chunk(ctx, call.xid, &call.nomsg())
 }
 
-fn xid_mismatch(ctx: &mut Ctx) -> Verdict {
-    let xid = ctx.xid();
-    let mut msg = ctx.null_call(xid);
-    // The RPC xid starts the payload, right after the 28-byte header.
-    msg[28..32].copy_from_slice(&xid.wrapping_add(0x100).to_be_bytes());
-    expect_err_chunk(ctx, xid, &msg)
+fn xid_mismatch(ctx: &mut Ctx) -> Judged {
+    let rdma_xid = ctx.xid();
+    let mut call = ctx.null();
+    call.xid = rdma_xid.wrapping_add(0x100);
+    expect_err_chunk(ctx, rdma_xid, &call.msg_with_rdma_xid(rdma_xid))
 }
 
-fn truncated_read_list(ctx: &mut Ctx) -> Verdict {
+fn truncated_read_list(ctx: &mut Ctx) -> Judged {
     // One read-list entry cut after its handle (golden vector: 28 bytes, "1 P H").
     let xid = ctx.xid();
     let msg = ctx.golden("v1/trunc-28-after-handle", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 
-fn not_bool_discriminator(ctx: &mut Ctx) -> Verdict {
+fn not_bool_discriminator(ctx: &mut Ctx) -> Judged {
     // RDMA_NOMSG whose write-list discriminator is 7 (golden vector).
     let xid = ctx.xid();
     let msg = ctx.golden("v1/notbool-writes-7", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 
-fn huge_segment_count(ctx: &mut Ctx) -> Verdict {
+fn huge_segment_count(ctx: &mut Ctx) -> Judged {
     // A write chunk claiming 2^32 - 1 segments in a 40-byte message (golden vector).
     let xid = ctx.xid();
     let msg = ctx.golden("v1/count-write-ffffffff", xid);
     expect_err_chunk(ctx, xid, &msg)
 }
 
-fn msg_without_payload(ctx: &mut Ctx) -> Verdict {
-    let xid = ctx.xid();
+fn msg_without_payload(ctx: &mut Ctx) -> Judged {
+    let call = ctx.null();
     let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(xid, ctx.options.credits_requested).encode(&mut buf).expect("28");
-    expect_err_chunk(ctx, xid, &buf[..n])
+    let n = HeaderBuilder::msg(call.xid, call.credit).encode(&mut buf).expect("28");
+    expect_err_chunk(ctx, call.xid, &buf[..n])
 }
 
-fn error_reply_form(ctx: &mut Ctx) -> Verdict {
-    if let Err(v) = start(ctx) {
-        return v;
-    }
+fn error_reply_form(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
     let want = "ERR_CHUNK exactly 20 bytes (xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK) and ERR_VERS exactly 28 bytes";
-    let xid = ctx.xid();
+    let call = ctx.null();
     let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(xid, ctx.options.credits_requested).raw_proc(5).encode(&mut buf).expect("28");
-    let ex = ctx.call(xid, &buf[..n]);
-    match &ex.received {
-        crate::engine::Received::Message { bytes, .. } if bytes.len() != 20 => {
-            return Verdict::fail(
-                want,
-                format!("ERR_CHUNK reply of {} bytes: {}", bytes.len(), ex.received.describe()),
-            );
+    let n = HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode(&mut buf).expect("28");
+    let got = ctx.call(&buf[..n]);
+    if let Received::Message(f) = &got {
+        if f.len() != 20 {
+            return Err(Verdict::fail(want, format!("ERR_CHUNK reply of {} bytes: {}", f.len(), got.describe())));
         }
-        _ => {}
     }
-    if let Err(got) = expect::err_chunk(&ex.received, xid) {
-        return Verdict::fail(want, got);
-    }
-    let xid = ctx.xid();
-    let mut msg = ctx.null_call(xid);
-    msg[4..8].copy_from_slice(&9u32.to_be_bytes());
-    let ex = ctx.call(xid, &msg);
-    match &ex.received {
-        crate::engine::Received::Message { bytes, .. } if bytes.len() != 28 => {
-            Verdict::fail(want, format!("ERR_VERS reply of {} bytes", bytes.len()))
+    expect::err_chunk(&got, call.xid).or_fail(want)?;
+    let call = ctx.null();
+    let got = ctx.call(&call.msg_with(|b| b.raw_vers(9)));
+    if let Received::Message(f) = &got {
+        if f.len() != 28 {
+            return Err(Verdict::fail(want, format!("ERR_VERS reply of {} bytes", f.len())));
         }
-        _ => match expect::err_vers(&ex.received, xid, 9) {
-            Ok(_) => Verdict::pass(want, "ERR_CHUNK 20 bytes, ERR_VERS 28 bytes"),
-            Err(got) => Verdict::fail(want, got),
-        },
     }
+    expect::err_vers(&got, call.xid, 9).or_fail(want)?;
+    Ok(Verdict::pass(want, "ERR_CHUNK 20 bytes, ERR_VERS 28 bytes"))
 }
 
 pub static CHECKS: [Check; 16] = [
     Check {
-        id: "rfc8166/4.2.4/null-call",
-        requirement: "An RDMA_MSG procedure conveys the Transport stream and the Payload stream via an RDMA Send operation ... any or all three MAY be marked as not present.",
-        key_word: KeyWord::May,
-        acceptable: "an RDMA_MSG reply echoing the XID with accept_stat SUCCESS and a non-zero credit grant",
-        rationale: "The sanity baseline: a NULL call with no chunks must round-trip before anything else means anything.",
-        groups: &["header", "sanity"],
+        info: CheckInfo {
+            id: "rfc8166/4.2.4/null-call",
+            requirement: "An RDMA_MSG procedure conveys the Transport stream and the Payload stream via an RDMA Send operation ... any or all three MAY be marked as not present.",
+            key_word: KeyWord::May,
+            acceptable: "an RDMA_MSG reply echoing the XID with accept_stat SUCCESS and a non-zero credit grant",
+            rationale: "The sanity baseline: a NULL call with no chunks must round-trip before anything else means anything.",
+            groups: &["header", "sanity"],
+            broken_by: &[("zero-credit", Outcome::Fail)],
+        },
         run: null_call,
     },
     Check {
-        id: "rfc8166/4.5.1/vers-mismatch",
-        requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support (currently this document defines only version 1), it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS, also providing the low and high inclusive version numbers it does, in fact, support.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_VERS echoing the rdma_xid and rdma_vers, with low <= 1 <= high (rdma_vers 1 instead of the echo is RFC 5666 behaviour: pass-lax)",
-        rationale: "Version negotiation is how Version Two requesters fall back to Version One.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.1/vers-mismatch",
+            requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support (currently this document defines only version 1), it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS, also providing the low and high inclusive version numbers it does, in fact, support.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_VERS echoing the rdma_xid and rdma_vers, with low <= 1 <= high (rdma_vers 1 instead of the echo is RFC 5666 behaviour: pass-lax)",
+            rationale: "Version negotiation is how Version Two requesters fall back to Version One.",
+            groups: &["header", "errors"],
+            broken_by: &[("err-vers-wrong-xid", Outcome::Fail), ("err-vers-bad-range", Outcome::Fail), ("ignore-bad-version", Outcome::Fail)],
+        },
         run: vers_mismatch,
     },
     Check {
-        id: "rfc8166/4.5.1/vers-zero",
-        requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support ... it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_VERS echoing the rdma_xid, with a range containing 1",
-        rationale: "Version zero is the most likely corrupted value; it must not be mistaken for version one.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.1/vers-zero",
+            requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support ... it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_VERS echoing the rdma_xid, with a range containing 1",
+            rationale: "Version zero is the most likely corrupted value; it must not be mistaken for version one.",
+            groups: &["header", "errors"],
+            broken_by: &[("ignore-bad-version", Outcome::Fail)],
+        },
         run: vers_zero,
     },
     Check {
-        id: "rfc8166/4.5.2/invalid-proc",
-        requirement: "Examples of such errors include an invalid value in the rdma_proc field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "rdma_proc 5 is the first value past the union; a responder that guesses a body misparses.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/invalid-proc",
+            requirement: "Examples of such errors include an invalid value in the rdma_proc field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "rdma_proc 5 is the first value past the union; a responder that guesses a body misparses.",
+            groups: &["header", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: proc_5,
     },
     Check {
-        id: "rfc8166/4.5.2/invalid-proc-max",
-        requirement: "Examples of such errors include an invalid value in the rdma_proc field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "0xffffffff catches decoders that read rdma_proc as a signed index.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/invalid-proc-max",
+            requirement: "Examples of such errors include an invalid value in the rdma_proc field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "0xffffffff catches decoders that read rdma_proc as a signed index.",
+            groups: &["header", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: proc_max,
     },
     Check {
-        id: "rfc8166/4.6.1/msgp-refused",
-        requirement: "When receiving an RDMA_MSGP procedure, Responders SHOULD reply with an RDMA_ERROR procedure, setting the rdma_err field to ERR_CHUNK.",
-        key_word: KeyWord::Should,
-        acceptable: "ERR_CHUNK (silence is pass-lax)",
-        rationale: "RDMA_MSGP was never interoperable; RFC 8166 retired it.",
-        groups: &["header", "errors", "padding"],
+        info: CheckInfo {
+            id: "rfc8166/4.6.1/msgp-refused",
+            requirement: "When receiving an RDMA_MSGP procedure, Responders SHOULD reply with an RDMA_ERROR procedure, setting the rdma_err field to ERR_CHUNK.",
+            key_word: KeyWord::Should,
+            acceptable: "ERR_CHUNK (silence is pass-lax)",
+            rationale: "RDMA_MSGP was never interoperable; RFC 8166 retired it.",
+            groups: &["header", "errors", "padding"],
+            broken_by: &[("no-err-chunk", Outcome::PassLax)],
+        },
         run: msgp_refused,
     },
     Check {
-        id: "rfc8166/4.6.2/done-discarded",
-        requirement: "Receivers MUST silently discard RDMA_DONE messages.",
-        key_word: KeyWord::Must,
-        acceptable: "no reply, and the connection keeps answering",
-        rationale: "Answering a retired procedure invites reply storms.",
-        groups: &["header", "discard"],
+        info: CheckInfo {
+            id: "rfc8166/4.6.2/done-discarded",
+            requirement: "Receivers MUST silently discard RDMA_DONE messages.",
+            key_word: KeyWord::Must,
+            acceptable: "no reply, and the connection keeps answering",
+            rationale: "Answering a retired procedure invites reply storms.",
+            groups: &["header", "discard"],
+            broken_by: &[("answer-error-and-done", Outcome::Fail)],
+        },
         run: done_discarded,
     },
     Check {
-        id: "rfc8166/4.2.4/error-discarded",
-        requirement: "A Requester MUST NOT send an RPC-over-RDMA header with the RDMA_ERROR procedure. A Responder MUST silently discard RDMA_ERROR procedures.",
-        key_word: KeyWord::Must,
-        acceptable: "no reply, and the connection keeps answering",
-        rationale: "Two peers answering each other's errors would loop forever.",
-        groups: &["header", "discard", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.2.4/error-discarded",
+            requirement: "A Requester MUST NOT send an RPC-over-RDMA header with the RDMA_ERROR procedure. A Responder MUST silently discard RDMA_ERROR procedures.",
+            key_word: KeyWord::Must,
+            acceptable: "no reply, and the connection keeps answering",
+            rationale: "Two peers answering each other's errors would loop forever.",
+            groups: &["header", "discard", "errors"],
+            broken_by: &[("answer-error-and-done", Outcome::Fail)],
+        },
         run: error_discarded,
     },
     Check {
-        id: "rfc8166/4.5/short-message-discarded",
-        requirement: "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message before performing any parsing.",
-        key_word: KeyWord::Must,
-        acceptable: "no reply, and the connection keeps answering",
-        rationale: "An error reply to a message whose XID cannot be trusted would complete the wrong RPC.",
-        groups: &["header", "discard"],
+        info: CheckInfo {
+            id: "rfc8166/4.5/short-message-discarded",
+            requirement: "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message before performing any parsing.",
+            key_word: KeyWord::Must,
+            acceptable: "no reply, and the connection keeps answering",
+            rationale: "An error reply to a message whose XID cannot be trusted would complete the wrong RPC.",
+            groups: &["header", "discard"],
+            broken_by: &[("answer-short-messages", Outcome::Fail)],
+        },
         run: short_message_discarded,
     },
     Check {
-        id: "rfc8166/4.2.4/nomsg-without-chunks",
-        requirement: "Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream for this RPC-over-RDMA message.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "RFC 8166 4.5.2 names this exact case as an XDR error.",
-        groups: &["header", "errors", "chunks"],
+        info: CheckInfo {
+            id: "rfc8166/4.2.4/nomsg-without-chunks",
+            requirement: "Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream for this RPC-over-RDMA message.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "RFC 8166 4.5.2 names this exact case as an XDR error.",
+            groups: &["header", "errors", "chunks"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: nomsg_without_chunks,
     },
     Check {
-        id: "rfc8166/4.5.2/xid-mismatch",
-        requirement: "... or the value of the rdma_xid field does not match the value of the XID field in the accompanying RPC message. If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "A responder that trusts either XID alone can complete the wrong transaction.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/xid-mismatch",
+            requirement: "... or the value of the rdma_xid field does not match the value of the XID field in the accompanying RPC message. If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "A responder that trusts either XID alone can complete the wrong transaction.",
+            groups: &["header", "errors"],
+            broken_by: &[("accept-xid-mismatch", Outcome::Fail)],
+        },
         run: xid_mismatch,
     },
     Check {
-        id: "rfc8166/4.5.2/truncated-read-list",
-        requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "A read segment cut short must not be read past the end of the receive buffer.",
-        groups: &["chunks", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/truncated-read-list",
+            requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "A read segment cut short must not be read past the end of the receive buffer.",
+            groups: &["chunks", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: truncated_read_list,
     },
     Check {
-        id: "rfc8166/4.5.2/not-bool-discriminator",
-        requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "An optional-data discriminator of 7 is not TRUE (RFC 4506 4.19); treating it as TRUE misparses the list.",
-        groups: &["chunks", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/not-bool-discriminator",
+            requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "An optional-data discriminator of 7 is not TRUE (RFC 4506 4.19); treating it as TRUE misparses the list.",
+            groups: &["chunks", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: not_bool_discriminator,
     },
     Check {
-        id: "rfc8166/4.5.2/huge-segment-count",
-        requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "A segment count of 2^32-1 in a short message must fail fast, not allocate or loop.",
-        groups: &["chunks", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/huge-segment-count",
+            requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "A segment count of 2^32-1 in a short message must fail fast, not allocate or loop.",
+            groups: &["chunks", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: huge_segment_count,
     },
     Check {
-        id: "rfc8166/4.2.4/msg-without-payload",
-        requirement: "The Payload stream then follows, beginning with its XID field. ... If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK echoing the rdma_xid",
-        rationale: "An RDMA_MSG with nothing after the chunk lists has no RPC message to process.",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.2.4/msg-without-payload",
+            requirement: "The Payload stream then follows, beginning with its XID field. ... If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK echoing the rdma_xid",
+            rationale: "An RDMA_MSG with nothing after the chunk lists has no RPC message to process.",
+            groups: &["header", "errors"],
+            broken_by: &[("no-err-chunk", Outcome::Fail)],
+        },
         run: msg_without_payload,
     },
     Check {
-        id: "rfc8166/4.5/error-reply-form",
-        requirement: "To form an RDMA_ERROR procedure: The rdma_xid field MUST contain the same XID that was in the rdma_xid field in the failing request; The rdma_vers field MUST contain the same version that was in the rdma_vers field in the failing request; The rdma_proc field MUST contain the value RDMA_ERROR.",
-        key_word: KeyWord::Must,
-        acceptable: "ERR_CHUNK of exactly 20 bytes and ERR_VERS of exactly 28 bytes, each echoing xid and version",
-        rationale: "Trailing bytes after an error body are undecodable under RFC 8166's union (no default arm).",
-        groups: &["header", "errors"],
+        info: CheckInfo {
+            id: "rfc8166/4.5/error-reply-form",
+            requirement: "To form an RDMA_ERROR procedure: The rdma_xid field MUST contain the same XID that was in the rdma_xid field in the failing request; The rdma_vers field MUST contain the same version that was in the rdma_vers field in the failing request; The rdma_proc field MUST contain the value RDMA_ERROR.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_CHUNK of exactly 20 bytes and ERR_VERS of exactly 28 bytes, each echoing xid and version",
+            rationale: "Trailing bytes after an error body are undecodable under RFC 8166's union (no default arm).",
+            groups: &["header", "errors"],
+            broken_by: &[("err-chunk-trailing", Outcome::Fail)],
+        },
         run: error_reply_form,
     },
 ];

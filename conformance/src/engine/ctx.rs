@@ -1,20 +1,18 @@
 //! The context a scenario runs in: one connection to the peer at a time, every message sent
-//! and received recorded in a transcript, every wait bounded by a deadline.
+//! and received recorded in a transcript, every wait bounded by a deadline, and every message
+//! received decoded once into a [`Frame`].
 
 use std::time::{Duration, Instant};
 
+use rpcrdma_codec::check::Role;
 use rpcrdma_codec::private_data::PrivateData;
-use rpcrdma_codec::rpc::{CallHeader, RpcMessage};
-use rpcrdma_codec::v1::{HeaderBuilder, Message};
-use rpcrdma_codec::xdr::Writer;
-use rpcrdma_codec::Profile;
+use rpcrdma_codec::v1::field;
 
-use super::RunOptions;
-use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
+use rpcrdma_peers::proto::Call;
+use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
-/// NFS program and version used for liveness and data scenarios (RFC 1813).
-pub const NFS_PROGRAM: u32 = 100003;
-pub const NFS_V3: u32 = 3;
+use super::{Mismatch, NoMessage, RunOptions};
+use crate::frame::Frame;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Direction {
@@ -38,60 +36,38 @@ pub struct TranscriptEntry {
 /// What came back when the scenario waited.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Received {
-    Message {
-        bytes: Vec<u8>,
-        invalidated: Option<u32>,
-    },
-    /// Nothing before the deadline.
-    Silence,
-    Disconnected,
-    /// Our Send completed with an error (the peer's receive was missing or too small).
-    SendFailed(WcStatus),
-    /// A receive completed with an error (the peer's Send overran our buffer, ...).
-    RecvFailed(WcStatus),
+    Message(Frame),
+    /// Nothing before the deadline, a disconnect, or a failed completion.
+    Nothing(NoMessage),
 }
 
 impl Received {
+    pub const SILENCE: Received = Received::Nothing(NoMessage::Silence);
+
     /// A short description for Expected/Actual lines.
     pub fn describe(&self) -> String {
         match self {
-            Received::Message { bytes, invalidated } => {
-                let inv = invalidated.map(|h| format!(" (Send With Invalidate of {h:#x})")).unwrap_or_default();
-                format!("{}{inv}", summarize(bytes))
-            }
-            Received::Silence => "no reply before the deadline".into(),
-            Received::Disconnected => "the peer disconnected".into(),
-            Received::SendFailed(s) => format!("our Send failed: {}", s.name()),
-            Received::RecvFailed(s) => format!("our receive failed: {}", s.name()),
+            Received::Message(f) => match f.invalidated {
+                Some(h) => format!("{} (Send With Invalidate of {h:#x})", without_invalidation(f)),
+                None => f.to_string(),
+            },
+            Received::Nothing(n) => n.to_string(),
+        }
+    }
+
+    /// The frame, if a message came.
+    pub fn frame(&self) -> Option<&Frame> {
+        match self {
+            Received::Message(f) => Some(f),
+            Received::Nothing(_) => None,
         }
     }
 }
 
-/// One-line decoding of a transport message for transcripts.
-pub fn summarize(bytes: &[u8]) -> String {
-    match Message::decode(bytes, &Profile::default()) {
-        Ok(m) => {
-            let mut s = m.header.to_string();
-            if !m.payload.is_empty() && matches!(m.header.body, rpcrdma_codec::v1::Body::Msg(_)) {
-                match RpcMessage::decode(m.payload) {
-                    Ok(r) => s.push_str(&format!(" | {}", r.header)),
-                    Err(e) => s.push_str(&format!(" | RPC: {e}")),
-                }
-            }
-            s
-        }
-        Err(e) => match rpcrdma_codec::v1::FixedFields::decode(bytes) {
-            Ok(f) => format!("xid={:#010x} vers={} credit={} proc={} ({e})", f.xid, f.vers, f.credit, f.proc_),
-            Err(_) => format!("{} bytes ({e})", bytes.len()),
-        },
-    }
-}
-
-/// An exchange: what we sent and what came back.
-#[derive(Debug, Clone)]
-pub struct Exchange {
-    pub xid: u32,
-    pub received: Received,
+fn without_invalidation(f: &Frame) -> String {
+    let mut plain = f.clone();
+    plain.invalidated = None;
+    plain.to_string()
 }
 
 /// A scenario's view of the peer.
@@ -110,6 +86,12 @@ impl std::fmt::Debug for Ctx<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Ctx").field("peer", &self.connector.describe()).finish()
     }
+}
+
+/// `now + d`, or a day from now when that overflows the clock.
+fn deadline_after(d: Duration) -> Instant {
+    let now = Instant::now();
+    now.checked_add(d).unwrap_or_else(|| now + Duration::from_secs(86_400))
 }
 
 impl<'c> Ctx<'c> {
@@ -131,12 +113,7 @@ impl<'c> Ctx<'c> {
         self.transcript.push(TranscriptEntry { direction, at: self.started.elapsed(), summary, bytes: bytes.to_vec() });
     }
 
-    /// The private data we advertise by default (RFC 8797: our sizes, remote invalidation).
-    pub fn default_private_data(&self) -> Vec<u8> {
-        self.private_data(true)
-    }
-
-    /// Our private data with our sizes and the given R bit.
+    /// Our private data with our sizes and the given R bit (RFC 8797 4).
     pub fn private_data(&self, remote_invalidation: bool) -> Vec<u8> {
         let pd = PrivateData::new(self.options.send_size, self.options.receive_size, remote_invalidation)
             .expect("our sizes are at least 1024");
@@ -145,32 +122,32 @@ impl<'c> Ctx<'c> {
         b.to_vec()
     }
 
-    /// Connects with our default private data and posts receives for the credits we request.
-    pub fn connect(&mut self) -> Result<(), String> {
-        let pd = self.default_private_data();
+    /// Connects with our default private data (our sizes, R set) and posts receives for the
+    /// credits we request.
+    pub fn connect(&mut self) -> Result<(), Mismatch> {
+        let pd = self.private_data(true);
         self.connect_with(&pd)
     }
 
     /// Connects with the given private data (possibly malformed, possibly empty).
-    pub fn connect_with(&mut self, private_data: &[u8]) -> Result<(), String> {
+    pub fn connect_with(&mut self, private_data: &[u8]) -> Result<(), Mismatch> {
         self.disconnect();
-        let deadline = Instant::now() + self.options.timeout;
+        let deadline = deadline_after(self.options.timeout);
         let mut conn = self.connector.connect(private_data, deadline).map_err(|e| {
-            let msg = format!("connect: {e}");
-            self.log(Direction::Event, msg.clone(), &[]);
-            msg
+            self.log(Direction::Event, format!("connect: {e}"), &[]);
+            Mismatch::Connect(e)
         })?;
         self.peer_private_data = conn.peer_private_data().to_vec();
         let note = format!("connected to {} with private data {}", self.connector.describe(), hex(private_data));
         self.log(Direction::Event, note, &[]);
         conn.post_recv(self.options.receive_size as usize, self.options.credits_requested as usize)
-            .map_err(|e| format!("post_recv: {e}"))?;
+            .map_err(Mismatch::Connect)?;
         self.conn = Some(conn);
         Ok(())
     }
 
     /// Connects if not connected.
-    pub fn ensure_connected(&mut self) -> Result<(), String> {
+    pub fn ensure_connected(&mut self) -> Result<(), Mismatch> {
         if self.conn.as_ref().is_some_and(|c| c.is_connected()) {
             return Ok(());
         }
@@ -199,13 +176,39 @@ impl<'c> Ctx<'c> {
         self.next_xid
     }
 
+    /// A call of `prog`/`vers`/`proc_` with a fresh XID, requesting our credits.
+    pub fn call_of(&mut self, prog: u32, vers: u32, proc_: u32, args: Vec<u8>) -> Call {
+        let xid = self.xid();
+        Call::new(xid, self.options.credits_requested, prog, vers, proc_, args)
+    }
+
+    /// An NFSv3 call with a fresh XID.
+    pub fn nfs3(&mut self, proc_: u32, args: Vec<u8>) -> Call {
+        let xid = self.xid();
+        Call::nfs3(xid, self.options.credits_requested, proc_, args)
+    }
+
+    /// The NFSv3 NULL call with a fresh XID.
+    pub fn null(&mut self) -> Call {
+        let xid = self.xid();
+        Call::null(xid, self.options.credits_requested)
+    }
+
     pub fn register(&mut self, length: u32, access: Access) -> Region {
         self.conn().register(length, access).expect("registration on a live connection")
     }
 
+    /// A registered region holding `data`, for the peer to RDMA Read.
+    pub fn source(&mut self, data: &[u8]) -> Region {
+        let region = self.register(data.len() as u32, Access::READ);
+        self.conn().write_local(&region, 0, data).expect("a fresh region");
+        region
+    }
+
     /// Posts a Send of `bytes`.
     pub fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
-        self.log(Direction::Sent, summarize(bytes), bytes);
+        let summary = Frame::decode(bytes.to_vec(), None, Role::Call).to_string();
+        self.log(Direction::Sent, summary, bytes);
         match self.conn.as_deref_mut() {
             Some(c) => c.send(bytes),
             None => Err(TransportError::Disconnected),
@@ -213,33 +216,33 @@ impl<'c> Ctx<'c> {
     }
 
     /// Waits until `deadline` for the next message or failure; keeps the receive window
-    /// full by reposting a receive for each message that arrives.
+    /// full by reposting a receive for each message that arrives. Each message is decoded
+    /// once, here.
     pub fn recv_until(&mut self, deadline: Instant) -> Received {
         loop {
-            let Some(c) = self.conn.as_deref_mut() else { return Received::Disconnected };
+            let Some(c) = self.conn.as_deref_mut() else { return Received::Nothing(NoMessage::Disconnected) };
             let got = match c.poll(deadline) {
                 Ok(Event::SendDone { status: WcStatus::Success }) => continue,
-                Ok(Event::SendDone { status }) => Received::SendFailed(status),
+                Ok(Event::SendDone { status }) => Received::Nothing(NoMessage::SendFailed(status)),
                 Ok(Event::Recv { status: WcStatus::Success, data, invalidated }) => {
                     let size = self.options.receive_size as usize;
                     let _ = c.post_recv(size, 1);
-                    Received::Message { bytes: data, invalidated }
+                    Received::Message(Frame::decode(data, invalidated, Role::Reply))
                 }
-                Ok(Event::Recv { status, .. }) => Received::RecvFailed(status),
-                Ok(Event::Disconnected) | Err(TransportError::Disconnected) => Received::Disconnected,
-                Err(TransportError::Timeout) => Received::Silence,
+                Ok(Event::Recv { status, .. }) => Received::Nothing(NoMessage::RecvFailed(status)),
+                Ok(Event::Disconnected) | Err(TransportError::Disconnected) => {
+                    Received::Nothing(NoMessage::Disconnected)
+                }
+                Err(TransportError::Timeout) => Received::SILENCE,
                 Err(e) => {
                     self.log(Direction::Event, format!("poll: {e}"), &[]);
-                    Received::Disconnected
+                    Received::Nothing(NoMessage::Disconnected)
                 }
             };
             match &got {
-                Received::Message { bytes, invalidated } => {
-                    let mut s = summarize(bytes);
-                    if let Some(h) = invalidated {
-                        s.push_str(&format!(" [invalidated {h:#x}]"));
-                    }
-                    self.log(Direction::Received, s, &bytes.clone());
+                Received::Message(f) => {
+                    let summary = f.to_string();
+                    self.log(Direction::Received, summary, &f.bytes().to_vec());
                 }
                 other => self.log(Direction::Event, other.describe(), &[]),
             }
@@ -249,22 +252,21 @@ impl<'c> Ctx<'c> {
 
     /// Waits for the next message for at most the check timeout.
     pub fn recv(&mut self) -> Received {
-        self.recv_until(Instant::now() + self.options.timeout)
+        self.recv_until(deadline_after(self.options.timeout))
     }
 
     /// Sends `bytes` and waits for what comes back.
-    pub fn call(&mut self, xid: u32, bytes: &[u8]) -> Exchange {
+    pub fn call(&mut self, bytes: &[u8]) -> Received {
         if let Err(e) = self.send(bytes) {
             self.log(Direction::Event, format!("send: {e}"), &[]);
-            return Exchange { xid, received: Received::Disconnected };
+            return Received::Nothing(NoMessage::Disconnected);
         }
-        Exchange { xid, received: self.recv() }
+        self.recv()
     }
 
-    /// Waits the silence window: Ok when nothing arrived.
+    /// Waits the silence window for what comes, if anything.
     pub fn expect_silence(&mut self) -> Received {
-        let deadline = Instant::now() + self.options.silence;
-        self.recv_until(deadline)
+        self.recv_until(deadline_after(self.options.silence))
     }
 
     /// A golden vector's bytes (`v1/notbool-writes-7`) with its rdma_xid replaced by `xid`,
@@ -272,27 +274,10 @@ impl<'c> Ctx<'c> {
     pub fn golden(&self, name: &str, xid: u32) -> Vec<u8> {
         let v = rpcrdma_vectors::embedded(name).unwrap_or_else(|| panic!("no golden vector {name}"));
         let mut b = v.bytes;
-        if b.len() >= 4 {
-            b[..4].copy_from_slice(&xid.to_be_bytes());
+        if let Some(x) = b.get_mut(field::XID..field::XID + 4) {
+            x.copy_from_slice(&xid.to_be_bytes());
         }
         b
-    }
-
-    /// An RDMA_MSG carrying an NFSv3 NULL call with AUTH_NONE.
-    pub fn null_call(&self, xid: u32) -> Vec<u8> {
-        self.rpc_call(xid, NFS_PROGRAM, NFS_V3, 0, &[])
-    }
-
-    /// An RDMA_MSG (no chunks) carrying a call of `prog`/`vers`/`proc_` with `args`.
-    pub fn rpc_call(&self, xid: u32, prog: u32, vers: u32, proc_: u32, args: &[u8]) -> Vec<u8> {
-        let mut buf = vec![0u8; 28 + 40 + args.len()];
-        let mut w = Writer::new(&mut buf);
-        HeaderBuilder::msg(xid, self.options.credits_requested).write(&mut w).expect("sized");
-        CallHeader::new(xid, prog, vers, proc_).encode(&mut w).expect("sized");
-        w.bytes(args).expect("sized");
-        let n = w.len();
-        buf.truncate(n);
-        buf
     }
 
     /// Sends a NULL call and records whether the peer answered it: the connection survived.
@@ -302,14 +287,10 @@ impl<'c> Ctx<'c> {
             self.survived = Some(false);
             return false;
         }
-        let xid = self.xid();
-        let msg = self.null_call(xid);
-        let ex = self.call(xid, &msg);
-        let alive = match &ex.received {
-            Received::Message { bytes, .. } => {
-                Message::decode(bytes, &Profile::default()).is_ok_and(|m| m.header.xid == xid)
-            }
-            _ => false,
+        let call = self.null();
+        let alive = match self.call(&call.msg()) {
+            Received::Message(f) => f.v1().is_some_and(|h| h.xid == call.xid),
+            Received::Nothing(_) => false,
         };
         self.survived = Some(alive);
         alive

@@ -1,143 +1,156 @@
 //! Golden templates for replies: the fields a requirement fixes, the ones it leaves free, and
-//! the list of acceptable forms. Each matcher returns the decoded reply or says what differs.
+//! the list of acceptable forms. Each matcher returns the frame it accepted, or the typed
+//! [`Mismatch`] it found instead.
 
-use rpcrdma_codec::check::{Role, Violations};
-use rpcrdma_codec::rpc::{AcceptStat, ReplyBody, RpcHeader, RpcMessage};
-use rpcrdma_codec::v1::{Body, ErrVers, ErrorBody, Message};
-use rpcrdma_codec::Profile;
+use rpcrdma_codec::rpc::AcceptStat;
+use rpcrdma_codec::v1::ERR_CHUNK;
 
-use super::Received;
+use super::{Mismatch, Received};
+use crate::frame::rpc::RpcKind;
+use crate::frame::v1::{Body, Header};
+use crate::frame::{Frame, Rpc};
 
-/// A reply that decoded as a Version One header answering our XID.
-#[derive(Debug, Clone)]
-pub struct Reply {
-    pub bytes: Vec<u8>,
-    pub invalidated: Option<u32>,
-}
-
-impl Reply {
-    /// The decoded message (it decoded when the Reply was made).
-    pub fn message(&self) -> Message<'_> {
-        Message::decode(&self.bytes, &Profile::default()).expect("checked when matched")
-    }
-
-    /// The RPC reply in an RDMA_MSG payload.
-    pub fn rpc(&self) -> Result<RpcMessage<'_>, String> {
-        let m = self.message();
-        RpcMessage::decode(m.payload).map_err(|e| format!("the RPC reply does not decode: {e}"))
-    }
-
-    /// RFC 8166 violations of this reply as sent by a responder.
-    pub fn violations(&self) -> Violations {
-        Violations::of(&self.message(), Role::Reply)
+/// The frame that came, or what came instead.
+pub fn message(received: &Received) -> Result<&Frame, Mismatch> {
+    match received {
+        Received::Message(f) => Ok(f),
+        Received::Nothing(n) => Err(Mismatch::NoMessage(*n)),
     }
 }
 
 /// Any decodable Version One message answering `xid`.
-pub fn reply_to(received: &Received, xid: u32) -> Result<Reply, String> {
-    let Received::Message { bytes, invalidated } = received else {
-        return Err(received.describe());
+pub fn reply_to(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mismatch> {
+    let f = message(received)?;
+    let h = match &f.header {
+        Ok(crate::frame::Header::V1(h)) => h,
+        Ok(crate::frame::Header::V2(h)) => {
+            return Err(Mismatch::Undecodable(rpcrdma_codec::DecodeError::new(
+                "rdma_vers",
+                rpcrdma_codec::v1::field::VERS,
+                rpcrdma_codec::ErrorKind::UnsupportedVersion { value: h.vers },
+            )))
+        }
+        Err(m) => return Err(Mismatch::Undecodable(m.error.clone())),
     };
-    let m = Message::decode(bytes, &Profile::default()).map_err(|e| format!("a reply that does not decode: {e}"))?;
-    if m.header.xid != xid {
-        return Err(format!("a reply with rdma_xid {:#010x}, not {xid:#010x}", m.header.xid));
+    if h.xid != xid {
+        return Err(Mismatch::WrongXid { form: "a reply".into(), got: h.xid, want: xid });
     }
-    Ok(Reply { bytes: bytes.clone(), invalidated: *invalidated })
+    Ok((f, h))
 }
 
 /// The non-zero credit grant every reply carries (RFC 8166 3.3.1).
-pub fn credit_granted(r: &Reply) -> Result<u32, String> {
-    match r.message().header.credit {
-        0 => Err("rdma_credit 0 in a reply (the granted value MUST NOT be zero)".into()),
+pub fn credit_granted(h: &Header) -> Result<u32, Mismatch> {
+    match h.credit {
+        0 => Err(Mismatch::ZeroCredit),
         n => Ok(n),
     }
 }
 
+/// An ERR_VERS reply as RFC 8166 4.5 and 7 fix it for every version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ErrVersReply {
+    pub vers: u32,
+    pub credit: u32,
+    pub low: u32,
+    pub high: u32,
+    /// rdma_vers is a version the responder supports rather than the request's echo (RFC
+    /// 5666 4.2 behaviour): a SHOULD-level deviation.
+    pub lax: bool,
+}
+
 /// An RDMA_ERROR with ERR_VERS echoing `xid`; rdma_vers echoes `sent_vers` (RFC 8166 4.5)
-/// or, under RFC 5666 4.2, is a version the responder supports (returned as lax: true).
-/// The range must contain 1 and be ordered.
-pub fn err_vers(received: &Received, xid: u32, sent_vers: u32) -> Result<(Reply, bool), String> {
-    let Received::Message { bytes, invalidated } = received else {
-        return Err(received.describe());
-    };
-    let e = match ErrVers::decode(bytes) {
-        Ok(Some(e)) => e,
-        Ok(None) => {
-            return Err(match Message::decode(bytes, &Profile::default()) {
-                Ok(m) => format!("{} instead of RDMA_ERROR ERR_VERS", describe_body(&m.header.body)),
-                Err(e) => format!("a reply that is not ERR_VERS and does not decode: {e}"),
+/// or, under RFC 5666 4.2, is a version the responder supports (`lax`). The range must
+/// contain 1 and be ordered. RFC 8166 7 fixes this layout for every version, so it is read
+/// from the fixed fields whatever rdma_vers says.
+pub fn err_vers(received: &Received, xid: u32, sent_vers: u32) -> Result<ErrVersReply, Mismatch> {
+    let f = message(received)?;
+    let e = match f.err_vers {
+        Some(e) => (
+            e.fixed.xid,
+            ErrVersReply { vers: e.fixed.vers, credit: e.fixed.credit, low: e.low, high: e.high, lax: false },
+        ),
+        None => {
+            return Err(match &f.header {
+                Ok(crate::frame::Header::V1(h)) => {
+                    Mismatch::WrongBody { got: h.body.describe(), want: "RDMA_ERROR ERR_VERS" }
+                }
+                Ok(crate::frame::Header::V2(h)) => {
+                    Mismatch::WrongBody { got: h.to_string(), want: "RDMA_ERROR ERR_VERS" }
+                }
+                Err(m) => Mismatch::Other(format!("a reply that is not ERR_VERS and does not decode: {}", m.error)),
             })
         }
-        Err(e) => return Err(format!("an ERR_VERS reply that does not decode: {e}")),
     };
-    if e.fixed.xid != xid {
-        return Err(format!("ERR_VERS with rdma_xid {:#010x}, not {xid:#010x}", e.fixed.xid));
+    if e.0 != xid {
+        return Err(Mismatch::WrongXid { form: "ERR_VERS".into(), got: e.0, want: xid });
     }
-    let lax = e.fixed.vers != sent_vers;
-    if lax && e.fixed.vers != 1 {
-        return Err(format!("rdma_vers {} is neither the request's {sent_vers} nor a supported version", e.fixed.vers));
+    let lax = e.1.vers != sent_vers;
+    if lax && e.1.vers != 1 {
+        return Err(Mismatch::ErrVersVersion { got: e.1.vers, sent: sent_vers });
     }
-    if e.low > e.high {
-        return Err(format!("ERR_VERS with rdma_vers_low {} > rdma_vers_high {}", e.low, e.high));
+    if e.1.low > e.1.high {
+        return Err(Mismatch::ErrVersOrder { low: e.1.low, high: e.1.high });
     }
-    if !(e.low..=e.high).contains(&1) {
-        return Err(format!("ERR_VERS range {}..{} leaves out version 1", e.low, e.high));
+    if !(e.1.low..=e.1.high).contains(&1) {
+        return Err(Mismatch::ErrVersWithoutOne { low: e.1.low, high: e.1.high });
     }
-    if e.fixed.credit == 0 {
-        return Err("rdma_credit 0 in a reply (the granted value MUST NOT be zero)".into());
+    if e.1.credit == 0 {
+        return Err(Mismatch::ZeroCredit);
     }
-    Ok((Reply { bytes: bytes.clone(), invalidated: *invalidated }, lax))
+    Ok(ErrVersReply { lax, ..e.1 })
 }
 
 /// An RDMA_ERROR with ERR_CHUNK echoing `xid` and version 1.
-pub fn err_chunk(received: &Received, xid: u32) -> Result<Reply, String> {
-    let r = reply_to(received, xid)?;
-    let m = r.message();
-    match m.header.body {
-        Body::Error(ErrorBody::Chunk) => {
-            if m.header.vers != 1 {
-                return Err(format!("ERR_CHUNK with rdma_vers {}", m.header.vers));
+pub fn err_chunk(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mismatch> {
+    let (f, h) = reply_to(received, xid)?;
+    match h.body {
+        Body::Error { code: ERR_CHUNK, .. } => {
+            if h.vers != 1 {
+                return Err(Mismatch::WrongVersion { form: "ERR_CHUNK", got: h.vers });
             }
-            credit_granted(&r)?;
-            Ok(r.clone())
+            credit_granted(h)?;
+            Ok((f, h))
         }
-        other => Err(format!("{} instead of RDMA_ERROR ERR_CHUNK", describe_body(&other))),
+        ref other => Err(Mismatch::WrongBody { got: other.describe(), want: "RDMA_ERROR ERR_CHUNK" }),
     }
 }
 
 /// An RPC reply (RDMA_MSG, or RDMA_NOMSG through the reply chunk) answering `xid` with
-/// MSG_ACCEPTED and the given accept_stat; returns the reply.
-pub fn rpc_accepted(received: &Received, xid: u32, want: AcceptStat) -> Result<Reply, String> {
-    let r = reply_to(received, xid)?;
-    credit_granted(&r)?;
-    let m = r.message();
-    match m.header.body {
-        Body::Msg(_) => {
-            let rpc = r.rpc()?;
-            check_accepted(&rpc.header, xid, want)?;
+/// MSG_ACCEPTED and the given accept_stat.
+pub fn rpc_accepted(received: &Received, xid: u32, want: AcceptStat) -> Result<(&Frame, &Header), Mismatch> {
+    let (f, h) = reply_to(received, xid)?;
+    credit_granted(h)?;
+    match h.body {
+        Body::Msg { .. } => {
+            check_accepted(rpc(f)?, xid, want)?;
         }
-        Body::NoMsg(_) => {} // the payload went through the reply chunk; the caller reads it
-        other => return Err(format!("{} instead of an RPC reply", describe_body(&other))),
+        Body::NoMsg { .. } => {} // the payload went through the reply chunk; the caller reads it
+        ref other => return Err(Mismatch::WrongBody { got: other.describe(), want: "an RPC reply" }),
     }
-    Ok(r)
+    Ok((f, h))
+}
+
+/// The RPC reply an RDMA_MSG carried inline.
+pub fn rpc(f: &Frame) -> Result<&Rpc, Mismatch> {
+    match &f.rpc {
+        Some(Ok(r)) => Ok(r),
+        Some(Err(e)) => Err(Mismatch::RpcUndecodable(e.clone())),
+        None => Err(Mismatch::NoRpc),
+    }
+}
+
+/// The procedure's results: the body of the RPC reply an RDMA_MSG carried inline.
+pub fn results(f: &Frame) -> Result<&[u8], Mismatch> {
+    rpc(f).map(|r| f.slice(r.body.clone()))
 }
 
 /// Checks an RPC reply header.
-pub fn check_accepted(h: &RpcHeader<'_>, xid: u32, want: AcceptStat) -> Result<(), String> {
-    match h {
-        RpcHeader::Reply(rep) if rep.xid == xid => match rep.body {
-            ReplyBody::Accepted { stat, .. } if stat == want => Ok(()),
-            ReplyBody::Accepted { stat, .. } => Err(format!("accept_stat {} instead of {}", stat.name(), want.name())),
-            ReplyBody::Denied(why) => Err(format!("MSG_DENIED {} instead of {}", why.name(), want.name())),
-        },
-        RpcHeader::Reply(rep) => Err(format!("an RPC reply with xid {:#010x}", rep.xid)),
-        RpcHeader::Call(_) => Err("an RPC call instead of a reply".into()),
-    }
-}
-
-pub fn describe_body(b: &Body<'_>) -> String {
-    match b {
-        Body::Error(e) => format!("RDMA_ERROR {}", e.name().map_or_else(|| e.code().to_string(), str::to_string)),
-        other => other.proc_().name().to_string(),
+pub fn check_accepted(r: &Rpc, xid: u32, want: AcceptStat) -> Result<(), Mismatch> {
+    match &r.kind {
+        RpcKind::Call { .. } => Err(Mismatch::RpcCall),
+        _ if r.xid != xid => Err(Mismatch::RpcXid { got: r.xid }),
+        RpcKind::Accepted(stat) if *stat == want => Ok(()),
+        RpcKind::Accepted(stat) => Err(Mismatch::AcceptStat { got: *stat, want }),
+        RpcKind::Denied(why) => Err(Mismatch::Denied { why, want }),
     }
 }

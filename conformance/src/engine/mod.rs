@@ -4,15 +4,18 @@
 
 pub mod ctx;
 pub mod expect;
+pub mod mismatch;
 
+use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub use ctx::{Ctx, Exchange, Received, TranscriptEntry};
+pub use ctx::{Ctx, Direction, Received, TranscriptEntry};
+pub use mismatch::{Mismatch, NoMessage};
 use rpcrdma_codec::check::KeyWord;
 
-use crate::transport::Connector;
+use rpcrdma_peers::transport::Connector;
 
 /// How a check ended (pynfs/Autobahn-style classes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -41,35 +44,96 @@ impl Outcome {
     }
 }
 
+/// What happened, as a check saw it: a typed mismatch from a matcher, or the check's words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Actual {
+    Note(String),
+    Mismatch(Mismatch),
+}
+
+impl fmt::Display for Actual {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Actual::Note(s) => f.write_str(s),
+            Actual::Mismatch(m) => write!(f, "{m}"),
+        }
+    }
+}
+
+impl From<String> for Actual {
+    fn from(s: String) -> Self {
+        Actual::Note(s)
+    }
+}
+
+impl From<&str> for Actual {
+    fn from(s: &str) -> Self {
+        Actual::Note(s.to_string())
+    }
+}
+
+impl From<&String> for Actual {
+    fn from(s: &String) -> Self {
+        Actual::Note(s.clone())
+    }
+}
+
+impl From<Mismatch> for Actual {
+    fn from(m: Mismatch) -> Self {
+        Actual::Mismatch(m)
+    }
+}
+
 /// What a scenario concluded: the outcome with what was expected and what happened.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Verdict {
     pub outcome: Outcome,
     pub expected: String,
-    pub actual: String,
+    pub actual: Actual,
 }
 
 impl Verdict {
-    pub fn pass(expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Verdict { outcome: Outcome::Pass, expected: expected.into(), actual: actual.into() }
+    fn new(outcome: Outcome, expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
+        Verdict { outcome, expected: expected.into(), actual: actual.into() }
     }
 
-    pub fn fail(expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Verdict { outcome: Outcome::Fail, expected: expected.into(), actual: actual.into() }
+    pub fn pass(expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
+        Verdict::new(Outcome::Pass, expected, actual)
     }
 
-    pub fn lax(expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Verdict { outcome: Outcome::PassLax, expected: expected.into(), actual: actual.into() }
+    pub fn fail(expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
+        Verdict::new(Outcome::Fail, expected, actual)
     }
 
-    pub fn unsupported(expected: impl Into<String>, actual: impl Into<String>) -> Self {
-        Verdict { outcome: Outcome::Unsupported, expected: expected.into(), actual: actual.into() }
+    pub fn lax(expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
+        Verdict::new(Outcome::PassLax, expected, actual)
+    }
+
+    pub fn unsupported(expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
+        Verdict::new(Outcome::Unsupported, expected, actual)
     }
 }
 
-/// One catalogue entry.
+/// What a check body returns. A step that cannot go on ends the check early with `?`: its
+/// error is the verdict (a failure, or unsupported).
+pub type Judged = Result<Verdict, Verdict>;
+
+/// Turns a matcher's mismatch into a failed verdict, for `?`:
+/// `expect::err_chunk(&got, xid).or_fail(want)?`.
+pub trait OrFail<T> {
+    fn or_fail(self, expected: &str) -> Result<T, Verdict>;
+}
+
+impl<T, E: Into<Actual>> OrFail<T> for Result<T, E> {
+    fn or_fail(self, expected: &str) -> Result<T, Verdict> {
+        self.map_err(|m| Verdict::fail(expected, m))
+    }
+}
+
+/// What every check declares about itself, once: its ID, the requirement it judges and how,
+/// and the fault switches of the reference peer that must break it.
 #[derive(Debug, Clone, Copy)]
-pub struct Check {
+pub struct CheckInfo {
     /// Stable ID from the spec section: `rfc8166/4.5.1/vers-mismatch`.
     pub id: &'static str,
     /// The requirement, quoted from the spec.
@@ -81,29 +145,52 @@ pub struct Check {
     pub rationale: &'static str,
     /// Groups for selection (`header`, `chunks`, `credits`, ...).
     pub groups: &'static [&'static str],
-    pub run: fn(&mut Ctx) -> Verdict,
+    /// Proof that the check bites: each fault switch of the reference peer (the responder's
+    /// for server checks, the requester's for client checks) that breaks the requirement,
+    /// with the outcome it must produce.
+    pub broken_by: &'static [(&'static str, Outcome)],
 }
 
-impl Check {
+impl CheckInfo {
     /// The spec section part of the ID: `rfc8166/4.5.1`.
     pub fn section(&self) -> &'static str {
         self.id.rsplit_once('/').map_or(self.id, |(s, _)| s)
     }
 }
 
+/// One server check: a scenario played against a responder.
+#[derive(Debug, Clone, Copy)]
+pub struct Check {
+    pub info: CheckInfo,
+    pub run: fn(&mut Ctx) -> Judged,
+}
+
 /// The result of one check.
 #[derive(Debug, Clone)]
 pub struct CheckResult {
-    pub id: &'static str,
-    pub key_word: KeyWord,
-    pub requirement: &'static str,
+    pub check: &'static CheckInfo,
     pub outcome: Outcome,
     pub expected: String,
-    pub actual: String,
+    pub actual: Actual,
     /// Whether a liveness NULL after the check was answered, when one was sent.
     pub connection_survived: Option<bool>,
     pub transcript: Vec<TranscriptEntry>,
     pub duration: Duration,
+}
+
+impl CheckResult {
+    /// A result for a check that did not run.
+    pub fn skipped(check: &'static CheckInfo, why: &str) -> Self {
+        CheckResult {
+            check,
+            outcome: Outcome::Skipped,
+            expected: String::new(),
+            actual: Actual::Note(why.into()),
+            connection_survived: None,
+            transcript: Vec::new(),
+            duration: Duration::ZERO,
+        }
+    }
 }
 
 /// Run-wide settings.
@@ -134,22 +221,22 @@ impl Default for RunOptions {
 }
 
 /// Runs one check on a fresh context; a panic inside a scenario becomes a failure.
-pub fn run_check(check: &Check, connector: &mut dyn Connector, options: &RunOptions) -> CheckResult {
+pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: &RunOptions) -> CheckResult {
     let started = Instant::now();
     let mut ctx = Ctx::new(connector, options.clone());
-    let verdict = catch_unwind(AssertUnwindSafe(|| (check.run)(&mut ctx))).unwrap_or_else(|panic| {
-        let why = panic
-            .downcast_ref::<String>()
-            .cloned()
-            .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
-            .unwrap_or_else(|| "unknown panic".into());
-        Verdict::fail("the scenario to complete", format!("the scenario panicked: {why}"))
-    });
+    let verdict = catch_unwind(AssertUnwindSafe(|| (check.run)(&mut ctx)))
+        .unwrap_or_else(|panic| {
+            let why = panic
+                .downcast_ref::<String>()
+                .cloned()
+                .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                .unwrap_or_else(|| "unknown panic".into());
+            Err(Verdict::fail("the scenario to complete", format!("the scenario panicked: {why}")))
+        })
+        .unwrap_or_else(|v| v);
     let (transcript, survived) = ctx.finish();
     CheckResult {
-        id: check.id,
-        key_word: check.key_word,
-        requirement: check.requirement,
+        check: &check.info,
         outcome: verdict.outcome,
         expected: verdict.expected,
         actual: verdict.actual,
@@ -159,25 +246,10 @@ pub fn run_check(check: &Check, connector: &mut dyn Connector, options: &RunOpti
     }
 }
 
-/// A result for a check that did not run.
-pub fn skipped(check: &Check, why: &str) -> CheckResult {
-    CheckResult {
-        id: check.id,
-        key_word: check.key_word,
-        requirement: check.requirement,
-        outcome: Outcome::Skipped,
-        expected: String::new(),
-        actual: why.into(),
-        connection_survived: None,
-        transcript: Vec::new(),
-        duration: Duration::ZERO,
-    }
-}
-
 /// Runs `checks` in order, calling `progress` after each. A set `interrupt` flag skips the
 /// rest, so an interrupted run still ends with a complete report.
 pub fn run_checks(
-    checks: &[&Check],
+    checks: &[&'static Check],
     connector: &mut dyn Connector,
     options: &RunOptions,
     interrupt: &AtomicBool,
@@ -186,7 +258,7 @@ pub fn run_checks(
     let mut results = Vec::with_capacity(checks.len());
     for (i, c) in checks.iter().enumerate() {
         let r = if interrupt.load(Ordering::SeqCst) {
-            skipped(c, "the run was interrupted")
+            CheckResult::skipped(&c.info, "the run was interrupted")
         } else {
             run_check(c, connector, options)
         };

@@ -32,14 +32,14 @@ pub fn render(run: &Run<'_>) -> Value {
                 })
                 .collect();
             json!({
-                "id": r.id,
-                "section": r.id.rsplit_once('/').map_or(r.id, |(s, _)| s),
-                "key_word": r.key_word.as_str(),
-                "requirement": r.requirement,
+                "id": r.check.id,
+                "section": r.check.id.rsplit_once('/').map_or(r.check.id, |(s, _)| s),
+                "key_word": r.check.key_word.as_str(),
+                "requirement": r.check.requirement,
                 "status": j.status.name(),
                 "outcome": r.outcome.name(),
                 "expected": r.expected,
-                "actual": r.actual,
+                "actual": r.actual.to_string(),
                 "divergence_reason": j.reason,
                 "connection_survived": r.connection_survived,
                 "duration_ms": r.duration.as_secs_f64() * 1000.0,

@@ -47,7 +47,7 @@ pub fn render(run: &Run<'_>) -> String {
         t.skipped
     );
     for (r, j) in run.results.iter().zip(run.judged) {
-        let (section, name) = r.id.rsplit_once('/').unwrap_or(("", r.id));
+        let (section, name) = r.check.id.rsplit_once('/').unwrap_or(("", r.check.id));
         let _ = write!(
             s,
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{:.3}\"",
@@ -60,8 +60,8 @@ pub fn render(run: &Run<'_>) -> String {
                 let msg = format!("{}: {}", j.status.name(), r.actual);
                 let body = format!(
                     "{} [{}]\nExpected: {}\nActual: {}\n{}",
-                    r.requirement,
-                    r.key_word.as_str(),
+                    r.check.requirement,
+                    r.check.key_word.as_str(),
                     r.expected,
                     r.actual,
                     j.reason.as_deref().unwrap_or("")
@@ -75,7 +75,8 @@ pub fn render(run: &Run<'_>) -> String {
                 );
             }
             Status::Unsupported | Status::Skipped => {
-                let _ = writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&r.actual));
+                let _ =
+                    writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&r.actual.to_string()));
             }
             _ => {
                 let _ = writeln!(s, "/>");

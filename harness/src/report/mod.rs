@@ -95,7 +95,8 @@ pub fn write_files(run: &Run<'_>, out: &Outputs) -> bool {
         }
         for r in run.results {
             if !r.transcript.is_empty() {
-                ok &= write_file(&dir.join(pcap::file_name(r.id)), &pcap::capture(&r.transcript, run.started_unix));
+                ok &=
+                    write_file(&dir.join(pcap::file_name(r.check.id)), &pcap::capture(&r.transcript, run.started_unix));
             }
         }
     }

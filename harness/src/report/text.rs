@@ -23,7 +23,7 @@ pub fn mark(status: Status) -> (&'static str, &'static str) {
 /// One line for a finished check.
 pub fn line(r: &CheckResult, j: &Judged) -> String {
     let (m, word) = mark(j.status);
-    let mut s = format!("{m} {} ({word}", r.id);
+    let mut s = format!("{m} {} ({word}", r.check.id);
     if let Some(alive) = r.connection_survived {
         let _ = write!(s, ", connection {}", if alive { "survived" } else { "closed" });
     }
@@ -44,7 +44,7 @@ pub fn hex_dump(bytes: &[u8], indent: &str) -> String {
 /// The details of a check that did not pass.
 pub fn details(r: &CheckResult, j: &Judged) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "  -> {} [{}]", r.requirement, r.key_word.as_str());
+    let _ = writeln!(s, "  -> {} [{}]", r.check.requirement, r.check.key_word.as_str());
     let _ = writeln!(s, "     Expected: {}", r.expected);
     let _ = writeln!(s, "     Actual:   {}", r.actual);
     if let Some(reason) = &j.reason {

@@ -1,7 +1,7 @@
 //! The real RDMA transport: RDMA-CM (librdmacm) and verbs (libibverbs) from rdma-core,
 //! loaded at run time so the harness builds and runs its embedded default where rdma-core is
 //! missing. Implements the engine's [`Connector`] / [`Connection`] with the semantics of the
-//! emulated transport (`rpcrdma_conformance::transport::emulated`).
+//! emulated transport (`rpcrdma_peers::transport::emulated`).
 //!
 //! This module has no `unsafe`: all of it is in [`ffi`]. `forbid(unsafe_code)` cannot be
 //! scoped like that (a child module cannot lift it), so this module says
@@ -48,7 +48,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use rpcrdma_conformance::transport::{
+use rpcrdma_peers::transport::{
     Access, Connection, Connector, Event, Region, RemoteAccess, Result, TransportError, WcStatus,
 };
 

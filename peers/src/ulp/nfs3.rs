@@ -21,58 +21,8 @@ use rpcrdma_codec::xdr::{round_up4, Reader, Writer};
 
 use super::tree::{self, Fattr3, Ftype, NodeId, Tree};
 use super::{UlpOutcome, UlpResults, UpperLayer};
+use crate::proto::nfs3::*;
 
-pub const NFS_PROGRAM: u32 = 100003;
-pub const NFS_V3: u32 = 3;
-
-// Procedures (RFC 1813 3).
-pub const NFSPROC3_NULL: u32 = 0;
-pub const NFSPROC3_GETATTR: u32 = 1;
-pub const NFSPROC3_SETATTR: u32 = 2;
-pub const NFSPROC3_LOOKUP: u32 = 3;
-pub const NFSPROC3_ACCESS: u32 = 4;
-pub const NFSPROC3_READLINK: u32 = 5;
-pub const NFSPROC3_READ: u32 = 6;
-pub const NFSPROC3_WRITE: u32 = 7;
-pub const NFSPROC3_CREATE: u32 = 8;
-pub const NFSPROC3_READDIR: u32 = 16;
-pub const NFSPROC3_READDIRPLUS: u32 = 17;
-pub const NFSPROC3_FSSTAT: u32 = 18;
-pub const NFSPROC3_FSINFO: u32 = 19;
-pub const NFSPROC3_PATHCONF: u32 = 20;
-pub const NFSPROC3_COMMIT: u32 = 21;
-
-// nfsstat3 (RFC 1813 2.6).
-pub const NFS3_OK: u32 = 0;
-pub const NFS3ERR_PERM: u32 = 1;
-pub const NFS3ERR_NOENT: u32 = 2;
-pub const NFS3ERR_IO: u32 = 5;
-pub const NFS3ERR_ACCES: u32 = 13;
-pub const NFS3ERR_EXIST: u32 = 17;
-pub const NFS3ERR_NOTDIR: u32 = 20;
-pub const NFS3ERR_ISDIR: u32 = 21;
-pub const NFS3ERR_INVAL: u32 = 22;
-pub const NFS3ERR_FBIG: u32 = 27;
-pub const NFS3ERR_NOSPC: u32 = 28;
-pub const NFS3ERR_NAMETOOLONG: u32 = 63;
-pub const NFS3ERR_STALE: u32 = 70;
-pub const NFS3ERR_BADHANDLE: u32 = 10001;
-pub const NFS3ERR_NOT_SYNC: u32 = 10002;
-pub const NFS3ERR_BAD_COOKIE: u32 = 10003;
-pub const NFS3ERR_NOTSUPP: u32 = 10004;
-pub const NFS3ERR_TOOSMALL: u32 = 10005;
-pub const NFS3ERR_SERVERFAULT: u32 = 10006;
-
-/// nfs_fh3 data<NFS3_FHSIZE> (RFC 1813 2.4).
-pub const NFS3_FHSIZE: u32 = 64;
-// stable_how (RFC 1813 3.3.7).
-pub const UNSTABLE: u32 = 0;
-pub const DATA_SYNC: u32 = 1;
-pub const FILE_SYNC: u32 = 2;
-// createmode3 (RFC 1813 3.3.8).
-pub const UNCHECKED: u32 = 0;
-pub const GUARDED: u32 = 1;
-pub const EXCLUSIVE: u32 = 2;
 // ACCESS bits (RFC 1813 3.3.4).
 pub const ACCESS3_READ: u32 = 0x0001;
 pub const ACCESS3_LOOKUP: u32 = 0x0002;

@@ -2,8 +2,9 @@
 //! by word following RFC 1813's XDR, and expected values come from the tree's documented
 //! layout and contents.
 
-use rpcrdma_conformance::ulp::tree::{self, content_byte, dir_entry_name, longlink_target, ROOT_HANDLE};
-use rpcrdma_conformance::ulp::{Nfs3Server, NullServer, UlpOutcome, UlpResults, UpperLayer};
+use rpcrdma_peers::proto::nfs3::{content_byte, file_contents, ROOT_FH};
+use rpcrdma_peers::ulp::tree::{self, dir_entry_name, longlink_target};
+use rpcrdma_peers::ulp::{Nfs3Server, NullServer, UlpOutcome, UlpResults, UpperLayer};
 
 const NFS: u32 = 100003;
 const GETATTR: u32 = 1;
@@ -152,7 +153,7 @@ fn lookup(s: &mut Nfs3Server, dir: &[u8], name: &str) -> (u32, Option<Vec<u8>>, 
 }
 
 fn fh_of(s: &mut Nfs3Server, name: &str) -> Vec<u8> {
-    let (st, fh, _) = lookup(s, &ROOT_HANDLE, name);
+    let (st, fh, _) = lookup(s, &ROOT_FH, name);
     assert_eq!(st, 0, "LOOKUP {name}");
     fh.unwrap()
 }
@@ -207,7 +208,7 @@ fn expected(len: usize) -> Vec<u8> {
 
 #[test]
 fn documented_contents_formula() {
-    assert_eq!(tree::initial_contents(5), expected(5));
+    assert_eq!(file_contents(5), expected(5));
     assert_eq!(content_byte(70000, 69999), ((69999 * 7 + 70000) % 251) as u8);
     assert_eq!(longlink_target().len(), 1500);
 }
@@ -226,7 +227,7 @@ fn null_procedure() {
 #[test]
 fn getattr_root() {
     let mut s = Nfs3Server::new();
-    let r = call(&mut s, GETATTR, Args::default().opaque(&ROOT_HANDLE));
+    let r = call(&mut s, GETATTR, Args::default().opaque(&ROOT_FH));
     assert!(r.ddp.is_none() && r.tail.is_empty());
     let mut d = Dec::new(&r.head);
     assert_eq!(d.u32(), 0);
@@ -252,7 +253,7 @@ fn lookup_each_file() {
         ("big", 70000),
         ("scratch", 0),
     ] {
-        let (st, fh, a) = lookup(&mut s, &ROOT_HANDLE, name);
+        let (st, fh, a) = lookup(&mut s, &ROOT_FH, name);
         assert_eq!(st, 0, "{name}");
         let fh = fh.unwrap();
         assert!((8..=16).contains(&fh.len()), "{name}: handle of {} bytes", fh.len());
@@ -270,12 +271,12 @@ fn lookup_each_file() {
         // Deterministic: a second server hands out the same handle.
         assert_eq!(Nfs3Server::new().tree().lock().unwrap().handle_of(name), Some(fh));
     }
-    let (_, _, dir) = lookup(&mut s, &ROOT_HANDLE, "dir");
+    let (_, _, dir) = lookup(&mut s, &ROOT_FH, "dir");
     assert_eq!(dir.unwrap().ftype, 2);
-    let (_, _, link) = lookup(&mut s, &ROOT_HANDLE, "link");
+    let (_, _, link) = lookup(&mut s, &ROOT_FH, "link");
     let link = link.unwrap();
     assert_eq!((link.ftype, link.size), (5, 4));
-    assert_eq!(lookup(&mut s, &ROOT_HANDLE, "missing").0, 2, "NFS3ERR_NOENT");
+    assert_eq!(lookup(&mut s, &ROOT_FH, "missing").0, 2, "NFS3ERR_NOENT");
     let five = fh_of(&mut s, "five");
     assert_eq!(lookup(&mut s, &five, "x").0, 20, "NFS3ERR_NOTDIR");
 }
@@ -445,7 +446,7 @@ fn readdir_with_cookie_continuation() {
     assert_eq!(got, want);
 
     // Root listing contains the files.
-    let (names, _, _, eof, _) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 4096).unwrap();
+    let (names, _, _, eof, _) = readdir(&mut s, &ROOT_FH, 0, &[0; 8], 4096).unwrap();
     assert!(eof);
     for n in ["empty", "one", "five", "page-minus-1", "page-plus-1", "big", "scratch", "dir", "link", "longlink"] {
         assert!(names.iter().any(|x| x == n), "{n}");
@@ -501,7 +502,7 @@ fn readlink_link_and_longlink() {
 fn rpc_level_errors() {
     let mut s = Nfs3Server::new();
     assert_eq!(
-        s.call(NFS, 3, MKDIR, &Args::default().opaque(&ROOT_HANDLE).opaque(b"d").0),
+        s.call(NFS, 3, MKDIR, &Args::default().opaque(&ROOT_FH).opaque(b"d").0),
         UlpOutcome::ProcUnavail,
         "MKDIR"
     );
@@ -512,8 +513,8 @@ fn rpc_level_errors() {
     // Garbage: truncated handle, handle over NFS3_FHSIZE (64), READ missing its count.
     assert_eq!(s.call(NFS, 3, GETATTR, &[0, 0, 0, 8, 1, 0]), UlpOutcome::GarbageArgs);
     assert_eq!(s.call(NFS, 3, GETATTR, &Args::default().opaque(&[0; 65]).0), UlpOutcome::GarbageArgs);
-    assert_eq!(s.call(NFS, 3, READ, &Args::default().opaque(&ROOT_HANDLE).u64(0).0), UlpOutcome::GarbageArgs);
-    assert_eq!(s.call(NFS, 3, LOOKUP, &Args::default().opaque(&ROOT_HANDLE).u32(1000).0), UlpOutcome::GarbageArgs);
+    assert_eq!(s.call(NFS, 3, READ, &Args::default().opaque(&ROOT_FH).u64(0).0), UlpOutcome::GarbageArgs);
+    assert_eq!(s.call(NFS, 3, LOOKUP, &Args::default().opaque(&ROOT_FH).u32(1000).0), UlpOutcome::GarbageArgs);
 }
 
 #[test]
@@ -599,7 +600,7 @@ fn sattr(a: Args, mode: Option<u32>, size: Option<u64>, time_how: u32) -> Args {
 #[test]
 fn fsinfo_root() {
     let mut s = Nfs3Server::new();
-    let r = call(&mut s, FSINFO, Args::default().opaque(&ROOT_HANDLE));
+    let r = call(&mut s, FSINFO, Args::default().opaque(&ROOT_FH));
     let (st, attr, mut d) = status_attr(&r);
     assert_eq!(st, 0);
     let attr = attr.expect("obj_attributes");
@@ -613,7 +614,7 @@ fn fsinfo_root() {
     assert_eq!(d.u32(), 0x0a, "properties");
     d.done();
     // The largest read fits in rtmax.
-    const { assert!(65536 <= rpcrdma_conformance::ulp::nfs3::MAX_READ) };
+    const { assert!(65536 <= rpcrdma_peers::ulp::nfs3::MAX_READ) };
 
     // A stale handle: status and an absent post_op_attr only.
     let r = call(&mut s, FSINFO, Args::default().opaque(&[9; 8]));
@@ -625,7 +626,7 @@ fn fsinfo_root() {
 #[test]
 fn fsstat_root() {
     let mut s = Nfs3Server::new();
-    let r = call(&mut s, FSSTAT, Args::default().opaque(&ROOT_HANDLE));
+    let r = call(&mut s, FSSTAT, Args::default().opaque(&ROOT_FH));
     let (st, attr, mut d) = status_attr(&r);
     assert_eq!(st, 0);
     assert_eq!(attr.expect("obj_attributes").fileid, 1);
@@ -648,7 +649,7 @@ fn fsstat_root() {
 fn pathconf_root_and_file() {
     let mut s = Nfs3Server::new();
     let five = fh_of(&mut s, "five");
-    for fh in [ROOT_HANDLE.to_vec(), five] {
+    for fh in [ROOT_FH.to_vec(), five] {
         let r = call(&mut s, PATHCONF, Args::default().opaque(&fh));
         let (st, attr, mut d) = status_attr(&r);
         assert_eq!(st, 0);
@@ -673,7 +674,7 @@ fn access_by_type() {
         granted
     };
     // READ 0x1, LOOKUP 0x2, MODIFY 0x4, EXTEND 0x8, DELETE 0x10, EXECUTE 0x20.
-    assert_eq!(access(&mut s, &ROOT_HANDLE, 0x3f), 0x2f);
+    assert_eq!(access(&mut s, &ROOT_FH, 0x3f), 0x2f);
     let five = fh_of(&mut s, "five");
     assert_eq!(access(&mut s, &five, 0x3f), 0x0d);
     assert_eq!(access(&mut s, &five, 0x01), 0x01);
@@ -681,7 +682,7 @@ fn access_by_type() {
     let link = fh_of(&mut s, "link");
     assert_eq!(access(&mut s, &link, 0x3f), 0x01);
     // Bits RFC 1813 does not define are never granted.
-    assert_eq!(access(&mut s, &ROOT_HANDLE, 0xffff_ffc0), 0);
+    assert_eq!(access(&mut s, &ROOT_FH, 0xffff_ffc0), 0);
 }
 
 /// CREATE3args: where (dir, name), createhow3. Returns the status, the new handle and its
@@ -717,15 +718,15 @@ fn create_write_setattr_commit() {
     let guarded = sattr(Args::default().u32(1), None, None, 1);
 
     // A new file gets the next fileid (32: the tree holds 31 objects) and its handle.
-    let (st, made) = create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None));
+    let (st, made) = create(&mut s, &ROOT_FH, b"newfile", unchecked(None));
     assert_eq!(st, 0);
     let (fh, size) = made.unwrap();
     assert_eq!(fh, tree::handle_for(32));
     assert_eq!(size, 0);
     assert_eq!(fh_of(&mut s, "newfile"), fh);
     // GUARDED on an existing name: NFS3ERR_EXIST; UNCHECKED: the same file.
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", guarded).0, 17);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(None)).1, Some((fh.clone(), 0)));
+    assert_eq!(create(&mut s, &ROOT_FH, b"newfile", guarded).0, 17);
+    assert_eq!(create(&mut s, &ROOT_FH, b"newfile", unchecked(None)).1, Some((fh.clone(), 0)));
 
     // WRITE (UNSTABLE is committed FILE_SYNC), read back.
     let r = call(&mut s, WRITE, Args::default().opaque(&fh).u64(0).u32(3).u32(0).opaque(b"abc"));
@@ -745,7 +746,7 @@ fn create_write_setattr_commit() {
     assert_eq!((before, after.map(|a| a.size)), (Some(3), Some(3)));
     assert_eq!(d.bytes(8), b"WRITEVF1", "the WRITE verifier");
     d.done();
-    let r = call(&mut s, COMMIT, Args::default().opaque(&ROOT_HANDLE).u64(0).u32(0));
+    let r = call(&mut s, COMMIT, Args::default().opaque(&ROOT_FH).u64(0).u32(0));
     let mut d = Dec::new(&r.head);
     assert_eq!(d.u32(), 21, "COMMIT of a directory: NFS3ERR_ISDIR");
     wcc(&mut d);
@@ -773,33 +774,33 @@ fn create_write_setattr_commit() {
     assert_eq!(setattr(&mut s, &fh, Some(0), Some((1, 0))).0, 10002);
     assert_eq!(read(&mut s, &fh, 0, 10).unwrap().data.len(), 4);
     // Sizes: of a directory NFS3ERR_ISDIR, beyond 16 MiB NFS3ERR_FBIG.
-    assert_eq!(setattr(&mut s, &ROOT_HANDLE, Some(0), None).0, 21);
+    assert_eq!(setattr(&mut s, &ROOT_FH, Some(0), None).0, 21);
     assert_eq!(setattr(&mut s, &fh, Some((16 << 20) + 1), None).0, 27);
     // No size: nothing to do.
     assert_eq!(setattr(&mut s, &fh, None, None).0, 0);
     // UNCHECKED with a size truncates the existing file.
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"newfile", unchecked(Some(0))).1, Some((fh.clone(), 0)));
+    assert_eq!(create(&mut s, &ROOT_FH, b"newfile", unchecked(Some(0))).1, Some((fh.clone(), 0)));
 
     // EXCLUSIVE: a retry with the same verifier is the same file; another verifier EXIST.
     let excl = |v: &[u8; 8]| Args::default().u32(2).fixed(v);
-    let (st, made) = create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier"));
+    let (st, made) = create(&mut s, &ROOT_FH, b"x", excl(b"verifier"));
     assert_eq!(st, 0);
     let x = made.unwrap().0;
     assert_eq!(x, tree::handle_for(33));
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"x", excl(b"verifier")).1.unwrap().0, x);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"x", excl(b"other-vf")).0, 17);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"five", excl(b"verifier")).0, 17);
+    assert_eq!(create(&mut s, &ROOT_FH, b"x", excl(b"verifier")).1.unwrap().0, x);
+    assert_eq!(create(&mut s, &ROOT_FH, b"x", excl(b"other-vf")).0, 17);
+    assert_eq!(create(&mut s, &ROOT_FH, b"five", excl(b"verifier")).0, 17);
 
     // New names are appended, so READDIR shows them last.
-    let (names, ..) = readdir(&mut s, &ROOT_HANDLE, 0, &[0; 8], 8192).unwrap();
+    let (names, ..) = readdir(&mut s, &ROOT_FH, 0, &[0; 8], 8192).unwrap();
     assert_eq!(names[names.len() - 2..], ["newfile", "x"]);
 
     // Bad names and places.
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b".", unchecked(None)).0, 17);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"dir", unchecked(None)).0, 17);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"a/b", unchecked(None)).0, 22);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, b"", unchecked(None)).0, 22);
-    assert_eq!(create(&mut s, &ROOT_HANDLE, &[b'n'; 256], unchecked(None)).0, 63);
+    assert_eq!(create(&mut s, &ROOT_FH, b".", unchecked(None)).0, 17);
+    assert_eq!(create(&mut s, &ROOT_FH, b"dir", unchecked(None)).0, 17);
+    assert_eq!(create(&mut s, &ROOT_FH, b"a/b", unchecked(None)).0, 22);
+    assert_eq!(create(&mut s, &ROOT_FH, b"", unchecked(None)).0, 22);
+    assert_eq!(create(&mut s, &ROOT_FH, &[b'n'; 256], unchecked(None)).0, 63);
     let five = fh_of(&mut s, "five");
     assert_eq!(create(&mut s, &five, b"y", unchecked(None)).0, 20);
     assert_eq!(create(&mut s, &[9; 8], b"y", unchecked(None)).0, 70);
@@ -809,18 +810,18 @@ fn create_write_setattr_commit() {
 fn create_and_setattr_garbage() {
     let mut s = Nfs3Server::new();
     // createmode3 3 is no createmode.
-    let a = Args::default().opaque(&ROOT_HANDLE).opaque(b"n").u32(3);
+    let a = Args::default().opaque(&ROOT_FH).opaque(b"n").u32(3);
     assert_eq!(s.call(NFS, 3, CREATE, &a.0), UlpOutcome::GarbageArgs);
     // time_how 3 is no time_how.
-    let a = sattr(Args::default().opaque(&ROOT_HANDLE), None, None, 3).u32(0);
+    let a = sattr(Args::default().opaque(&ROOT_FH), None, None, 3).u32(0);
     assert_eq!(s.call(NFS, 3, SETATTR, &a.0), UlpOutcome::GarbageArgs);
     // SETATTR missing its guard.
-    let a = sattr(Args::default().opaque(&ROOT_HANDLE), None, None, 0);
+    let a = sattr(Args::default().opaque(&ROOT_FH), None, None, 0);
     assert_eq!(s.call(NFS, 3, SETATTR, &a.0), UlpOutcome::GarbageArgs);
     // ACCESS missing its mask; COMMIT missing its count.
-    let a = Args::default().opaque(&ROOT_HANDLE);
+    let a = Args::default().opaque(&ROOT_FH);
     assert_eq!(s.call(NFS, 3, ACCESS, &a.0), UlpOutcome::GarbageArgs);
-    let a = Args::default().opaque(&ROOT_HANDLE).u64(0);
+    let a = Args::default().opaque(&ROOT_FH).u64(0);
     assert_eq!(s.call(NFS, 3, COMMIT, &a.0), UlpOutcome::GarbageArgs);
 }
 
@@ -863,7 +864,7 @@ fn readdirplus(
 #[test]
 fn readdirplus_root_and_dir() {
     let mut s = Nfs3Server::new();
-    let (entries, eof, len) = readdirplus(&mut s, &ROOT_HANDLE, 0, &[0; 8], 8192, 32768).unwrap();
+    let (entries, eof, len) = readdirplus(&mut s, &ROOT_FH, 0, &[0; 8], 8192, 32768).unwrap();
     assert!(eof);
     let names: Vec<&str> = entries.iter().map(|e| e.1.as_str()).collect();
     let mut want: Vec<&str> = tree::FILES.iter().map(|f| f.0).collect();

@@ -1,19 +1,64 @@
-//! NFSv3 (RFC 1813) arguments and results as a requester needs them to drive a peer's
-//! chunks: READ and READLINK results are DDP-eligible (write chunks), WRITE data is
+//! NFSv3 (RFC 1813) as both sides of a conformance run speak it: program, procedures and
+//! status codes, the test export's conventions (root handle, file names, file contents), the
+//! argument encoders a requester needs to drive a peer's chunks, and the result decoders that
+//! judge its replies. READ and READLINK results are DDP-eligible (write chunks), WRITE data is
 //! DDP-eligible (read chunks), READDIR replies grow past any inline threshold (reply chunk).
 
 use rpcrdma_codec::xdr::{Reader, Writer};
 
-pub const PROC_NULL: u32 = 0;
-pub const PROC_GETATTR: u32 = 1;
-pub const PROC_LOOKUP: u32 = 3;
-pub const PROC_READLINK: u32 = 5;
-pub const PROC_READ: u32 = 6;
-pub const PROC_WRITE: u32 = 7;
-pub const PROC_READDIR: u32 = 16;
-pub const PROC_READDIRPLUS: u32 = 17;
+pub const NFS_PROGRAM: u32 = 100003;
+pub const NFS_V3: u32 = 3;
 
-/// The root file handle of an `fsid=1` export on Linux, used by the reference responder too.
+// Procedures (RFC 1813 3).
+pub const NFSPROC3_NULL: u32 = 0;
+pub const NFSPROC3_GETATTR: u32 = 1;
+pub const NFSPROC3_SETATTR: u32 = 2;
+pub const NFSPROC3_LOOKUP: u32 = 3;
+pub const NFSPROC3_ACCESS: u32 = 4;
+pub const NFSPROC3_READLINK: u32 = 5;
+pub const NFSPROC3_READ: u32 = 6;
+pub const NFSPROC3_WRITE: u32 = 7;
+pub const NFSPROC3_CREATE: u32 = 8;
+pub const NFSPROC3_READDIR: u32 = 16;
+pub const NFSPROC3_READDIRPLUS: u32 = 17;
+pub const NFSPROC3_FSSTAT: u32 = 18;
+pub const NFSPROC3_FSINFO: u32 = 19;
+pub const NFSPROC3_PATHCONF: u32 = 20;
+pub const NFSPROC3_COMMIT: u32 = 21;
+
+// nfsstat3 (RFC 1813 2.6).
+pub const NFS3_OK: u32 = 0;
+pub const NFS3ERR_PERM: u32 = 1;
+pub const NFS3ERR_NOENT: u32 = 2;
+pub const NFS3ERR_IO: u32 = 5;
+pub const NFS3ERR_ACCES: u32 = 13;
+pub const NFS3ERR_EXIST: u32 = 17;
+pub const NFS3ERR_NOTDIR: u32 = 20;
+pub const NFS3ERR_ISDIR: u32 = 21;
+pub const NFS3ERR_INVAL: u32 = 22;
+pub const NFS3ERR_FBIG: u32 = 27;
+pub const NFS3ERR_NOSPC: u32 = 28;
+pub const NFS3ERR_NAMETOOLONG: u32 = 63;
+pub const NFS3ERR_STALE: u32 = 70;
+pub const NFS3ERR_BADHANDLE: u32 = 10001;
+pub const NFS3ERR_NOT_SYNC: u32 = 10002;
+pub const NFS3ERR_BAD_COOKIE: u32 = 10003;
+pub const NFS3ERR_NOTSUPP: u32 = 10004;
+pub const NFS3ERR_TOOSMALL: u32 = 10005;
+pub const NFS3ERR_SERVERFAULT: u32 = 10006;
+
+/// nfs_fh3 data<NFS3_FHSIZE> (RFC 1813 2.4).
+pub const NFS3_FHSIZE: u32 = 64;
+// stable_how (RFC 1813 3.3.7).
+pub const UNSTABLE: u32 = 0;
+pub const DATA_SYNC: u32 = 1;
+pub const FILE_SYNC: u32 = 2;
+// createmode3 (RFC 1813 3.3.8).
+pub const UNCHECKED: u32 = 0;
+pub const GUARDED: u32 = 1;
+pub const EXCLUSIVE: u32 = 2;
+
+/// The root file handle of an `fsid=1` export on Linux; the reference tree uses it too.
 pub const ROOT_FH: [u8; 8] = [0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00];
 
 /// Files every peer's export holds (the Linux VM creates them; the reference tree has them).
@@ -137,10 +182,15 @@ pub fn write_result(results: &[u8]) -> Option<(u32, u32)> {
     Some((status, r.u32("count").ok()?))
 }
 
-/// The deterministic contents of a file of `len` bytes in the test tree: byte `i` is
-/// `(i * 7 + len) % 251`. The Linux VM writes the same files.
+/// Byte `i` of a test-export file created with `len` bytes: `(i * 7 + len) % 251`. The
+/// reference tree and the Linux VM's export hold the same files.
+pub fn content_byte(len: usize, i: usize) -> u8 {
+    ((i as u64 * 7 + len as u64) % 251) as u8
+}
+
+/// The initial contents of a test-export file of `len` bytes.
 pub fn file_contents(len: usize) -> Vec<u8> {
-    (0..len).map(|i| ((i * 7 + len) % 251) as u8).collect()
+    (0..len).map(|i| content_byte(len, i)).collect()
 }
 
 #[cfg(test)]

@@ -18,23 +18,20 @@
 //! ```
 //!
 //! File contents: byte `i` of a file created with `len` bytes is `(i * 7 + len) % 251`
-//! ([`content_byte`]); WRITE and SETATTR's size change the in-memory copy.
+//! ([`content_byte`](crate::proto::nfs3::content_byte)); WRITE and SETATTR's size change the in-memory copy.
 //!
 //! CREATE appends a new empty file to its directory (so READDIR cookies of existing entries
 //! stay valid) and gives it the next fileid; the tree holds at most [`MAX_NODES`] objects.
 //!
-//! Handles: the root is [`ROOT_HANDLE`] (the Linux fsid=1 export root handle). Every other
+//! Handles: the root is [`ROOT_FH`] (the Linux fsid=1 export root handle). Every other
 //! object has a 16-byte handle `01 00 01 01 | 01 00 00 00 | fileid (u32 LE) | 01 00 00 00`
 //! (Linux's FILEID_INO32_GEN shape with generation 1). A handle of another length is
 //! NFS3ERR_BADHANDLE; one of the right length that names nothing is NFS3ERR_STALE.
 
-use super::nfs3::{
-    NFS3ERR_BADHANDLE, NFS3ERR_EXIST, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR, NFS3ERR_NAMETOOLONG, NFS3ERR_NOENT,
-    NFS3ERR_NOSPC, NFS3ERR_NOTDIR, NFS3ERR_STALE,
+use crate::proto::nfs3::{
+    file_contents, NFS3ERR_BADHANDLE, NFS3ERR_EXIST, NFS3ERR_FBIG, NFS3ERR_INVAL, NFS3ERR_ISDIR, NFS3ERR_NAMETOOLONG,
+    NFS3ERR_NOENT, NFS3ERR_NOSPC, NFS3ERR_NOTDIR, NFS3ERR_STALE, ROOT_FH,
 };
-
-/// The root handle: the Linux server's handle of an fsid=1 export root.
-pub const ROOT_HANDLE: [u8; 8] = [0x01, 0x00, 0x01, 0x00, 0x01, 0x00, 0x00, 0x00];
 /// Prefix of every non-root handle.
 pub const HANDLE_PREFIX: [u8; 8] = [0x01, 0x00, 0x01, 0x01, 0x01, 0x00, 0x00, 0x00];
 /// Generation word ending every non-root handle (little-endian 1).
@@ -70,16 +67,6 @@ pub const TOTAL_BYTES: u64 = 1 << 30;
 /// Longest name a directory entry may have (PATHCONF name_max).
 pub const NAME_MAX: usize = 255;
 
-/// Byte `i` of a file created with `len` bytes.
-pub fn content_byte(len: usize, i: usize) -> u8 {
-    ((i as u64 * 7 + len as u64) % 251) as u8
-}
-
-/// The initial contents of a file created with `len` bytes.
-pub fn initial_contents(len: usize) -> Vec<u8> {
-    (0..len).map(|i| content_byte(len, i)).collect()
-}
-
 /// The target of `longlink`: "abcdefghijklmno/" repeated, cut at [`LONGLINK_LEN`] bytes
 /// (no component over 15 bytes, so a real server can hold the same link).
 pub fn longlink_target() -> Vec<u8> {
@@ -95,7 +82,7 @@ pub fn dir_entry_name(i: usize) -> String {
 /// The handle of the object with `fileid` (1 is the root).
 pub fn handle_for(fileid: u64) -> Vec<u8> {
     if fileid == 1 {
-        return ROOT_HANDLE.to_vec();
+        return ROOT_FH.to_vec();
     }
     let mut h = HANDLE_PREFIX.to_vec();
     h.extend_from_slice(&(fileid as u32).to_le_bytes());
@@ -169,13 +156,13 @@ impl Tree {
             nodes: vec![Node { name: String::new(), parent: 0, kind: Kind::Dir(Vec::new()), create_verf: None }],
         };
         for (name, len) in FILES {
-            t.add(0, name, Kind::File(initial_contents(len)));
+            t.add(0, name, Kind::File(file_contents(len)));
         }
         t.add(0, "link", Kind::Symlink(LINK_TARGET.to_vec()));
         t.add(0, "longlink", Kind::Symlink(longlink_target()));
         let dir = t.add(0, "dir", Kind::Dir(Vec::new()));
         for i in 0..DIR_ENTRIES {
-            t.add(dir, &dir_entry_name(i), Kind::File(initial_contents(i)));
+            t.add(dir, &dir_entry_name(i), Kind::File(file_contents(i)));
         }
         t
     }
@@ -222,7 +209,7 @@ impl Tree {
     /// The node a file handle names (RFC 1813 2.3.3, 2.6: BADHANDLE vs STALE).
     pub fn resolve(&self, fh: &[u8]) -> Result<NodeId, u32> {
         match fh.len() {
-            8 if fh == ROOT_HANDLE => Ok(self.root()),
+            8 if fh == ROOT_FH => Ok(self.root()),
             8 => Err(NFS3ERR_STALE),
             16 => {
                 if fh[..8] != HANDLE_PREFIX || fh[12..] != HANDLE_GENERATION {

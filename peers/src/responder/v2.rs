@@ -16,7 +16,7 @@ use rpcrdma_codec::v1;
 use rpcrdma_codec::v2::{Array, Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
 use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
 
-use super::{Framing, Session};
+use super::{Framing, Session, Stop};
 
 /// Per-connection Version Two state.
 #[derive(Debug, Default)]
@@ -45,7 +45,7 @@ fn profile() -> Profile {
 }
 
 /// Handles one Version Two message; Err means the connection is unusable.
-pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), ()> {
+pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     let xid = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
     let proc_ = data.get(12..16).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     // RFC 8166 4.2.4 via v2-01 4.2.3: a Responder MUST silently discard RDMA_ERROR.
@@ -89,7 +89,7 @@ fn is_cont(msg: &Message<'_>) -> bool {
 
 /// RDMA2_MSG / RDMA2_NOMSG: the Version One rules for the lists, the Version Two ones for
 /// the envelope, then the Version One serving path.
-fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), ()> {
+fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), Stop> {
     let xid = msg.header.xid;
     let nomsg = matches!(msg.header.body, Body::NoMsg(_));
     // We make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
@@ -106,12 +106,7 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), ()
         payload_offset: msg.payload_offset,
         payload: msg.payload,
     };
-    let f = &s.config.faults;
-    let tolerated = |id: &str| {
-        f.accept_xid_mismatch && id == "rfc8166/4.5.2/xid-mismatch"
-            || f.lenient_read_list && id.starts_with("rfc8166/3.4.5/")
-    };
-    if Violations::of(&as_v1, Role::Call).iter().any(|v| !tolerated(v.rule.id)) {
+    if Violations::of(&as_v1, Role::Call).iter().any(|v| !s.config.faults.tolerates(&v.rule)) {
         return send_bad_header(s, xid);
     }
     s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
@@ -129,27 +124,27 @@ pub(crate) fn reply_header(
     reply: Option<&[Segment]>,
     payload_len: usize,
     out: &mut [u8],
-) -> Result<usize, ()> {
+) -> Result<usize, Stop> {
     let dir = if s.config.faults.v2_wrong_direction { MsgType::Call } else { MsgType::Reply };
     if framing == Framing::V2Xmt && reply.is_none() && writes.is_empty() {
         // rtrext-03 9.3: one transmission holding the whole payload stream.
         let op = rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count: 1, pslen: payload_len as u32 });
         let opttype = OpKind::XmtResp.opttype(profile().rtrext_opttypes);
-        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode(out).map_err(|_| ());
+        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode(out).map_err(Stop::from);
     }
     let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit, dir) } else { HeaderBuilder::msg(xid, credit, dir) };
     b = b.write_list(writes);
     if let Some(r) = reply {
         b = b.reply_chunk(r);
     }
-    b.encode(out).map_err(|_| ())
+    b.encode(out).map_err(Stop::from)
 }
 
 /// RDMA2_ERROR with `body` (-01 numbering), echoing rdma_xid and rdma_vers 2.
-pub(crate) fn send_error(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), ()> {
-    let e = ErrorInfo::new(body, p_numbering()).ok_or(())?;
+pub(crate) fn send_error(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), Stop> {
+    let e = ErrorInfo::new(body, p_numbering()).ok_or(Stop::Unsupported("an error code this numbering lacks"))?;
     let mut buf = [0u8; 32];
-    let n = HeaderBuilder::error(xid, s.grant(), e).encode(&mut buf).map_err(|_| ())?;
+    let n = HeaderBuilder::error(xid, s.grant(), e).encode(&mut buf)?;
     s.send(&buf[..n], None)
 }
 
@@ -158,7 +153,7 @@ fn p_numbering() -> rpcrdma_codec::profile::V2ErrorNumbering {
 }
 
 /// RDMA2_ERR_BAD_HEADER: the Version Two ERR_CHUNK (v2-01 4.2.3).
-pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), ()> {
+pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
     if s.config.faults.v2_no_bad_header {
         return Ok(());
     }
@@ -166,21 +161,21 @@ pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), ()> {
 }
 
 /// Sends an RDMA2_OPTIONAL with no payload; a responder sets rdma_optdir REPLY (v2-01 4.2.2).
-fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(), ()> {
+fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(), Stop> {
     let opttype = match &info {
         OptInfo::Xchar(op) => op.opttype(),
         OptInfo::Rtr(op) => op.kind().opttype(profile().rtrext_opttypes),
-        OptInfo::Raw(_) => return Err(()),
+        OptInfo::Raw(_) => return Err(Stop::Unsupported("an optional operation of unknown opttype")),
     };
     let mut buf = vec![0u8; 64 + info.data_len()];
-    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::Reply, opttype, info).encode(&mut buf).map_err(|_| ())?;
+    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::Reply, opttype, info).encode(&mut buf)?;
     s.send(&buf[..n], None)
 }
 
 // ---------------------------------------------------------------------------------------------
 // xcharext-02
 
-fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), ()> {
+fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), Stop> {
     let ids = profile().property_ids;
     let order = profile().subset_bit_order;
     let unknown = |c: &Result<Characteristic<'_>, _>| {
@@ -199,7 +194,7 @@ fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), ()> 
             answer_one_way(s, xid)
         }
         xcharext::Op::UpdXch(u) => {
-            let c = u.now.characteristic(ids).map_err(|_| ())?;
+            let c = u.now.characteristic(ids)?;
             if faults.v2_reject_unknown_xchar && unknown(&Ok(c)) {
                 return send_bad_header(s, xid);
             }
@@ -248,7 +243,7 @@ fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), ()> 
 }
 
 /// INITXCH and UPDXCH are one-way (2.3): no answer, unless a fault says otherwise.
-fn answer_one_way(s: &mut Session<'_>, xid: u32) -> Result<(), ()> {
+fn answer_one_way(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
     if !s.config.faults.v2_initxch_answered {
         return Ok(());
     }
@@ -286,7 +281,7 @@ fn lead(g: &Group) -> XmsId {
 }
 
 /// ROPT_REPTERR about transmission `bad` (9.5), with rdma_xid echoing it.
-fn report(s: &mut Session<'_>, bad: XmsId, lead: Option<XmsId>, mut info: OptrInfo) -> Result<(), ()> {
+fn report(s: &mut Session<'_>, bad: XmsId, lead: Option<XmsId>, mut info: OptrInfo) -> Result<(), Stop> {
     if s.config.faults.v2_no_repterr {
         return Ok(());
     }
@@ -301,7 +296,7 @@ fn bad_pl(pslen: u32, available: usize) -> OptrInfo {
     OptrInfo { which: OptrErr::BadPl, detail: OptrDetail::Range { value: pslen, min: 0, max: available as u32 } }
 }
 
-fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext::Op<'_>) -> Result<(), ()> {
+fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext::Op<'_>) -> Result<(), Stop> {
     let xid = msg.header.xid;
     let payload = msg.payload;
     match op {

@@ -81,7 +81,7 @@ impl Programs {
     /// The reference responder's programs: NFSv3 over a fresh tree, and CCP.
     pub fn reference(ccp: CcpServer) -> Self {
         Programs::new()
-            .with(super::nfs3::NFS_PROGRAM, Box::new(super::Nfs3Server::new()))
+            .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(super::Nfs3Server::new()))
             .with(rpcrdma_codec::ccp::PROGRAM, Box::new(ccp))
     }
 }

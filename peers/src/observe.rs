@@ -17,6 +17,8 @@ pub enum Observed {
     ReceiveFailed(WcStatus),
     /// The connection ended.
     Closed,
+    /// We stopped serving the connection, and why.
+    Stopped(String),
 }
 
 /// One served connection.

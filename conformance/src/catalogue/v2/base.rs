@@ -1,0 +1,264 @@
+//! The base draft (v2-01): negotiation, rdma_direction, the same version in replies as in
+//! calls, and error handling as in Version One with the Version Two codes.
+
+use rpcrdma_codec::check::KeyWord;
+use rpcrdma_codec::chunk::ReadSegment;
+use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
+use rpcrdma_codec::xcharext::{self, ReqXch, XcharSpec, XcharVal};
+
+use super::{
+    alive_v2, build, expect_no_answer, null_rpc, optional_v2, profile, rpc_reply_ok, start_v2, v2, v2_answer, v2_error,
+    xchar_msg,
+};
+use crate::catalogue::start;
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
+use crate::frame::v2::{Body, Op};
+
+fn optional_first_message(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
+    let xid = ctx.xid();
+    let spec = [XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x10, 0])];
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, profile().property_ids) });
+    let got = ctx.call(&xchar_msg(ctx, xid, op));
+    let want = "ERR_VERS with a range holding 1 and not 2 (Version One peer), or a Version Two answer echoing the \
+        rdma_xid: ROPT_RESPXCH or RDMA2_ERR_INVAL_OPTION";
+    if let Some(e) = got.frame().and_then(|f| f.err_vers) {
+        expect::err_vers(&got, xid, 2).or_fail(want)?;
+        let range = format!("ERR_VERS {}..{}", e.low, e.high);
+        if (e.low..=e.high).contains(&2) {
+            return Err(Verdict::fail(want, format!("{range} although the range holds 2")));
+        }
+        return Ok(Verdict::pass(want, format!("{range}: Version One peer")));
+    }
+    let (_, h) = v2_answer(&got, xid).or_fail(want)?;
+    match h.body {
+        Body::Error(ErrorInfo { body: ErrorBody::InvalOption, .. }) => {
+            Ok(Verdict::pass(want, "RDMA2_ERR_INVAL_OPTION"))
+        }
+        Body::Optional { op: Op::RespXch { .. }, .. } => Ok(Verdict::pass(want, "ROPT_RESPXCH")),
+        _ => Err(Verdict::fail(want, h.to_string())),
+    }
+}
+
+fn reply_direction(ctx: &mut Ctx) -> Judged {
+    let want = "RDMA2_MSG with rdma_vers 2, rdma_direction REPLY, a non-zero grant and accept_stat SUCCESS";
+    let f = start_v2(ctx)?;
+    let h = v2(&f);
+    let form = rpc_reply_ok(&f, h, h.xid).or_fail(want)?;
+    Ok(Verdict::pass(want, format!("{form} REPLY granting {} credits", h.credit)))
+}
+
+fn nomsg_same_version(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let call = ctx.null();
+    let src = ctx.source(&call.rpc_bytes());
+    let reads = [ReadSegment { position: 0, target: src.segment() }];
+    let msg = build(HeaderBuilder::nomsg(call.xid, ctx.options.credits_requested, MsgType::Call).read_list(&reads));
+    let want = "the call pulled from the position-zero read chunk and answered with a Version Two reply (rdma_vers 2)";
+    let got = ctx.call(&msg);
+    let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
+    let form = rpc_reply_ok(f, h, call.xid).or_fail(want)?;
+    Ok(Verdict::pass(want, format!("{form} REPLY, rdma_vers 2")))
+}
+
+fn err_vers_range(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    let rpc = null_rpc(xid);
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_vers(3).payload(&rpc));
+    let want = "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding 1 and 2";
+    let got = ctx.call(&msg);
+    let e = expect::err_vers(&got, xid, 3).or_fail(want)?;
+    let actual = format!("ERR_VERS {}..{}", e.low, e.high);
+    if !(e.low..=e.high).contains(&2) {
+        return Err(Verdict::fail(want, format!("{actual} although the peer answers Version Two")));
+    }
+    if e.lax {
+        return Ok(Verdict::lax(want, format!("{actual}; rdma_vers {} instead of the request's 3", e.vers)));
+    }
+    Ok(Verdict::pass(want, actual))
+}
+
+/// Sends `msg` and judges an RDMA2_ERR_BAD_HEADER answer, then liveness.
+fn expect_bad_header(ctx: &mut Ctx, xid: u32, msg: &[u8]) -> Judged {
+    let want = "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid, rdma_vers 2";
+    let got = ctx.call(msg);
+    v2_error(&got, xid, ErrorBody::BadHeader).or_fail(want)?;
+    let alive = alive_v2(ctx);
+    Ok(Verdict::pass(want, format!("RDMA2_ERR_BAD_HEADER; connection {}", if alive { "survived" } else { "closed" })))
+}
+
+fn bad_header_truncated(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    // RDMA2_MSG CALL whose read list entry stops after its position word and one more
+    // word (32 bytes).
+    let body: Vec<u8> = [0u32, 1, 0, 0x1234].iter().flat_map(|w| w.to_be_bytes()).collect();
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_body(&body));
+    expect_bad_header(ctx, xid, &msg)
+}
+
+fn bad_header_proc(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    let rpc = null_rpc(xid);
+    // rdma_proc 2 has no arm in the -01 union (wire notes C4).
+    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_proc(2).payload(&rpc);
+    expect_bad_header(ctx, xid, &build(b))
+}
+
+fn inval_option(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    let msg = optional_v2(ctx, xid, 0x7fff_0001, OptInfo::Raw(&[0, 0, 0, 1]), &[]);
+    let want = "RDMA2_ERROR RDMA2_ERR_INVAL_OPTION (3) echoing the rdma_xid, rdma_vers 2";
+    let got = ctx.call(&msg);
+    v2_error(&got, xid, ErrorBody::InvalOption).or_fail(want)?;
+    Ok(Verdict::pass(want, format!("RDMA2_ERR_INVAL_OPTION; {}", super::ending(alive_v2(ctx)))))
+}
+
+fn error_discarded(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    // ERR_VERS (28 bytes): a 20-byte error would meet the Version One 28-byte discard rule
+    // (RFC 8166 4.5) instead of the rule under test.
+    let e = ErrorInfo::new(ErrorBody::Vers { low: 2, high: 2 }, profile().v2_error_numbering).expect("every revision");
+    let msg = build(HeaderBuilder::error(xid, ctx.options.credits_requested, e));
+    expect_no_answer(ctx, &msg, "")
+}
+
+// ---------------------------------------------------------------------------------------------
+
+const V2_3_1_INVAL: &str = "When an implementation does not recognize or support the value contained in the \
+    rdma_opttype field, it MUST send an RPC-over-RDMA message with the rdma_xid field set to the same value as the \
+    erroneous message, the rdma_proc field set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.";
+
+pub(super) const CHECKS: [Check; 8] = [
+    Check {
+        info: CheckInfo {
+            id: "v2-01/5.2/optional-first-message",
+            requirement: "If the responder does not support RPC-over-RDMA Version Two, [I-D.ietf-nfsv4-rfc5666bis] \
+                REQUIRES that it send an RPC-over-RDMA message to the requester with the same XID, with RDMA2_ERROR in \
+                the rdma_proc field, and with the error code RDMA2_ERR_VERS. ... (3.1) When an implementation does not \
+                recognize or support the value contained in the rdma_opttype field, it MUST send an RPC-over-RDMA \
+                message with the rdma_xid field set to the same value as the erroneous message, the rdma_proc field \
+                set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.",
+            key_word: KeyWord::Must,
+            acceptable:
+                "ERR_VERS echoing the rdma_xid with a range holding 1 but not 2 (Version One peer); or, from a \
+                Version Two peer, ROPT_RESPXCH or RDMA2_ERR_INVAL_OPTION echoing the rdma_xid",
+            rationale:
+                "An RDMA2_OPTIONAL as the very first message must be answered by every peer, whichever versions \
+                it speaks.",
+            groups: &["v2", "xcharext", "negotiation"],
+            broken_by: &[("v2-respxch-wrong-xid", Outcome::Fail)],
+        },
+        run: optional_first_message,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/4.2.2/reply-direction",
+            requirement: "When the rdma_proc field has the value RDMA2_MSG or RDMA2_NOMSG, the value of the \
+                rdma_direction field MUST be the same as the value of the associated RPC message's msg_type field.",
+            key_word: KeyWord::Must,
+            acceptable: "RDMA2_MSG (or RDMA2_NOMSG) with rdma_vers 2, rdma_direction REPLY, a non-zero grant and \
+                accept_stat SUCCESS; unsupported for a Version One peer",
+            rationale: "The Version Two sanity baseline: the direction field is how a receiver tells backward calls \
+                from forward replies.",
+            groups: &["v2", "sanity"],
+            broken_by: &[("v2-wrong-direction", Outcome::Fail), ("zero-credit", Outcome::Fail)],
+        },
+        run: reply_direction,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/5.3/nomsg-call-same-version",
+            requirement: "[I-D.ietf-nfsv4-rfc5666bis] REQUIRES that a responder MUST send Replies with the same \
+                RPC-over-RDMA protocol version that the requester uses to send its Calls.",
+            key_word: KeyWord::Must,
+            acceptable:
+                "the RDMA2_NOMSG call pulled from its position-zero read chunk and answered with a Version Two \
+                reply, accept_stat SUCCESS",
+            rationale: "Version Two reuses the Version One chunk machinery; a responder must not fall back to Version \
+                One headers for a long call.",
+            groups: &["v2", "chunks"],
+            broken_by: &[("v2-reply-v1", Outcome::Fail)],
+        },
+        run: nomsg_same_version,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/4.2.3/err-vers-range",
+            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
+                Version One ... (RFC 8166 4.5.1) it MUST reply with an RDMA_ERROR procedure and set the rdma_err value \
+                to ERR_VERS, also providing the low and high inclusive version numbers it does, in fact, support.",
+            key_word: KeyWord::Must,
+            acceptable: "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding both 1 and 2 \
+                (rdma_vers 1 is pass-lax)",
+            rationale: "A Version Two peer that reports only version 1 steers every requester away from Version Two.",
+            groups: &["v2", "errors", "negotiation"],
+            broken_by: &[("v2-err-vers-v1-only", Outcome::Fail)],
+        },
+        run: err_vers_range,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/4.2.3/bad-header-truncated",
+            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
+                Version One ... (RFC 8166 4.5.2) If the rdma_vers field contains a recognized value, but an XDR \
+                parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value \
+                to ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2, the -01 counterpart of ERR_CHUNK) echoing the rdma_xid \
+                and rdma_vers 2",
+            rationale:
+                "A read segment cut short in a Version Two header must fail cleanly, with the Version Two error \
+                code.",
+            groups: &["v2", "errors"],
+            broken_by: &[("v2-no-bad-header", Outcome::Fail)],
+        },
+        run: bad_header_truncated,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/4.2.3/bad-header-proc",
+            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
+                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the rdma_proc \
+                field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to \
+                ERR_CHUNK.",
+            key_word: KeyWord::Must,
+            acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid and rdma_vers 2",
+            rationale: "rdma_proc 2 (RDMA_MSGP in Version One) has no arm in the Version Two union (wire notes C4).",
+            groups: &["v2", "errors"],
+            broken_by: &[("v2-no-bad-header", Outcome::Fail)],
+        },
+        run: bad_header_proc,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/3.1/inval-option",
+            requirement: V2_3_1_INVAL,
+            key_word: KeyWord::Must,
+            acceptable: "RDMA2_ERROR RDMA2_ERR_INVAL_OPTION (3 under -01) echoing the rdma_xid and rdma_vers 2",
+            rationale:
+                "INVAL_OPTION is how a requester learns that an optional feature is absent; silence would stall \
+                it.",
+            groups: &["v2", "errors", "optional"],
+            broken_by: &[("v2-no-inval-option", Outcome::Fail)],
+        },
+        run: inval_option,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/4.2.3/error-discarded",
+            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
+                Version One ... (RFC 8166 4.2.4) A Responder MUST silently discard RDMA_ERROR procedures.",
+            key_word: KeyWord::Must,
+            acceptable: "no answer to RDMA2_ERROR, and a Version Two NULL call still answered",
+            rationale: "Two peers answering each other's errors would loop forever.",
+            groups: &["v2", "errors", "discard"],
+            broken_by: &[("v2-answer-error", Outcome::Fail)],
+        },
+        run: error_discarded,
+    },
+];

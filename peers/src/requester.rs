@@ -1,0 +1,343 @@
+//! The reference requester: a conformant RPC-over-RDMA client workload (RFC 8166, RFC 8797)
+//! that exercises every chunk type against a responder. It stands in for a real client when
+//! the client catalogue is tested, and with [`RequesterFaults`] it misbehaves on purpose so
+//! tests can prove each client check notices.
+
+use std::fmt;
+use std::time::{Duration, Instant};
+
+use rpcrdma_codec::chunk::ReadSegment;
+use rpcrdma_codec::private_data::PrivateData;
+use rpcrdma_codec::rpc::RpcMessage;
+use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message};
+use rpcrdma_codec::{DecodeError, Profile};
+
+use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_WRITE, ROOT_FH};
+use crate::proto::Call;
+use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
+
+crate::fault_switches! {
+    /// Deliberate misbehaviours of the reference requester; all off by default.
+    pub struct RequesterFaults {
+        /// Advertise private data with version 2.
+        bad_private_data = "bad-private-data",
+        /// Send an RDMA_DONE (RFC 8166 4.6.2: MUST NOT).
+        send_rdma_done = "send-rdma-done",
+        /// A NULL call whose RPC xid differs from rdma_xid.
+        xid_mismatch = "xid-mismatch",
+        /// WRITE data in a read chunk at a position 2 bytes past the item.
+        unaligned_position = "unaligned-position",
+        /// Keep one call more outstanding than the grant.
+        exceed_grant = "exceed-grant",
+        /// Add a 4-byte segment for the XDR pad to write chunks (as Linux clients before 4.9).
+        write_chunk_pad_segment = "write-chunk-pad-segment",
+        /// READDIR with a large count and no reply chunk.
+        no_reply_chunk = "no-reply-chunk",
+        /// An RDMA_NOMSG call with no position-zero read chunk (only a reply chunk).
+        nomsg_without_payload = "nomsg-without-payload",
+        /// A WRITE larger than the responder's receive size sent inline.
+        oversized_inline = "oversized-inline",
+    }
+}
+
+/// The requester's own settings.
+#[derive(Debug, Clone)]
+pub struct RequesterOptions {
+    /// How long to wait for each reply.
+    pub timeout: Duration,
+    /// Receive size and send size advertised in RFC 8797 private data; receives posted at
+    /// the receive size.
+    pub receive_size: u32,
+    pub send_size: u32,
+    /// Credits requested in every call, and receives posted for replies.
+    pub credits: u32,
+}
+
+impl Default for RequesterOptions {
+    fn default() -> Self {
+        RequesterOptions { timeout: Duration::from_secs(2), receive_size: 4096, send_size: 4096, credits: 32 }
+    }
+}
+
+/// What went wrong in a step of the workload.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Failure {
+    /// The transport failed: connecting, registering, posting.
+    Transport(TransportError),
+    /// A Send or receive completed with an error.
+    SendFailed(WcStatus),
+    ReceiveFailed(WcStatus),
+    /// No reply before the deadline.
+    NoReply,
+    Disconnected,
+    /// A reply that does not answer the call.
+    WrongXid {
+        got: u32,
+        want: u32,
+    },
+    /// A reply (or its RPC or NFS part) that does not decode.
+    Undecodable(DecodeError),
+    /// LOOKUP answered with this nfsstat3 (none: the results did not decode).
+    Status(Option<u32>),
+    /// Our own settings cannot be advertised (RFC 8797 sizes start at 1024).
+    Settings,
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Transport(e) => write!(f, "{e}"),
+            Failure::SendFailed(s) => write!(f, "our Send failed: {}", s.name()),
+            Failure::ReceiveFailed(s) => write!(f, "our receive failed: {}", s.name()),
+            Failure::NoReply => f.write_str("no reply before the deadline"),
+            Failure::Disconnected => f.write_str("disconnected"),
+            Failure::WrongXid { got, want } => write!(f, "a reply with rdma_xid {got:#010x}, not {want:#010x}"),
+            Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
+            Failure::Status(s) => write!(f, "status {s:?}"),
+            Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),
+        }
+    }
+}
+
+/// The step of the workload that failed, and how.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct WorkloadError {
+    pub step: &'static str,
+    pub failure: Failure,
+}
+
+impl fmt::Display for WorkloadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.step, self.failure)
+    }
+}
+
+impl std::error::Error for WorkloadError {}
+
+/// A step's result.
+type Step<T> = Result<T, WorkloadError>;
+
+fn at<T>(step: &'static str, r: Result<T, impl Into<Failure>>) -> Step<T> {
+    r.map_err(|e| WorkloadError { step, failure: e.into() })
+}
+
+impl From<TransportError> for Failure {
+    fn from(e: TransportError) -> Self {
+        Failure::Transport(e)
+    }
+}
+
+impl From<DecodeError> for Failure {
+    fn from(e: DecodeError) -> Self {
+        Failure::Undecodable(e)
+    }
+}
+
+/// One connection of the workload.
+struct Session<'c> {
+    connector: &'c mut dyn Connector,
+    options: &'c RequesterOptions,
+    conn: Option<Box<dyn Connection>>,
+    private_data: Vec<u8>,
+    next_xid: u32,
+}
+
+impl Session<'_> {
+    fn connect(&mut self) -> Step<()> {
+        if let Some(mut c) = self.conn.take() {
+            c.disconnect();
+        }
+        let deadline = Instant::now() + self.options.timeout;
+        let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
+        at("connect", conn.post_recv(self.options.receive_size as usize, self.options.credits as usize))?;
+        self.conn = Some(conn);
+        Ok(())
+    }
+
+    /// Reconnects when an earlier step cost the connection.
+    fn ensure_connected(&mut self) -> Step<()> {
+        match &self.conn {
+            Some(c) if c.is_connected() => Ok(()),
+            _ => self.connect(),
+        }
+    }
+
+    fn conn(&mut self, step: &'static str) -> Step<&mut (dyn Connection + 'static)> {
+        self.conn.as_deref_mut().ok_or(WorkloadError { step, failure: Failure::Disconnected })
+    }
+
+    fn xid(&mut self) -> u32 {
+        self.next_xid = self.next_xid.wrapping_add(1);
+        self.next_xid
+    }
+
+    fn call_for(&mut self, proc_: u32, args: Vec<u8>) -> Call {
+        let xid = self.xid();
+        Call::nfs3(xid, self.options.credits, proc_, args)
+    }
+
+    fn register(&mut self, length: u32, access: Access) -> Step<Region> {
+        let r = self.conn("register")?.register(length, access);
+        at("register", r)
+    }
+
+    /// A registered region holding `data`, for the responder to RDMA Read.
+    fn source(&mut self, data: &[u8]) -> Step<Region> {
+        let region = self.register(data.len() as u32, Access::READ)?;
+        let r = self.conn("register")?.write_local(&region, 0, data);
+        at("register", r)?;
+        Ok(region)
+    }
+
+    fn send(&mut self, step: &'static str, msg: &[u8]) -> Step<()> {
+        let r = self.conn(step)?.send(msg);
+        at(step, r)
+    }
+
+    /// The next message before `deadline`; a receive is reposted for each one.
+    fn recv_until(&mut self, step: &'static str, deadline: Instant) -> Step<Vec<u8>> {
+        let size = self.options.receive_size as usize;
+        let conn = self.conn(step)?;
+        let failure = loop {
+            match conn.poll(deadline) {
+                Ok(Event::SendDone { status: WcStatus::Success }) => continue,
+                Ok(Event::SendDone { status }) => break Failure::SendFailed(status),
+                Ok(Event::Recv { status: WcStatus::Success, data, .. }) => {
+                    let _ = conn.post_recv(size, 1);
+                    return Ok(data);
+                }
+                Ok(Event::Recv { status, .. }) => break Failure::ReceiveFailed(status),
+                Ok(Event::Disconnected) | Err(TransportError::Disconnected) => break Failure::Disconnected,
+                Err(TransportError::Timeout) => break Failure::NoReply,
+                Err(e) => break Failure::Transport(e),
+            }
+        };
+        Err(WorkloadError { step, failure })
+    }
+
+    /// Sends `msg` and waits for the reply to `xid`.
+    fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
+        self.send(step, msg)?;
+        let reply = self.recv_until(step, Instant::now() + self.options.timeout)?;
+        match at(step, FixedFields::decode(&reply))? {
+            f if f.xid == xid => Ok(reply),
+            f => Err(WorkloadError { step, failure: Failure::WrongXid { got: f.xid, want: xid } }),
+        }
+    }
+
+    /// Looks up `name` in the export root; the file handle.
+    fn lookup(&mut self, name: &str) -> Step<Vec<u8>> {
+        let call = self.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+        let reply = self.call("LOOKUP", call.xid, &call.msg())?;
+        let m = at("LOOKUP", Message::decode(&reply, &Profile::default()))?;
+        let rpc = at("LOOKUP", RpcMessage::decode(m.payload))?;
+        let status = nfs3::status(rpc.body);
+        nfs3::lookup_fh(rpc.body).ok_or(WorkloadError { step: "LOOKUP", failure: Failure::Status(status) })
+    }
+}
+
+/// Runs the workload on one connection: NULL, LOOKUP, READ through a write chunk, WRITE
+/// through a read chunk, READDIR through a reply chunk, a position-zero long call, and a
+/// full credit window. Errors say which step the responder did not answer.
+pub fn workload(
+    connector: &mut dyn Connector,
+    options: &RequesterOptions,
+    faults: &RequesterFaults,
+) -> Result<(), WorkloadError> {
+    let mut pd = [0u8; 8];
+    PrivateData::new(options.send_size, options.receive_size, true)
+        .ok()
+        .and_then(|p| p.encode_into(&mut pd).ok())
+        .ok_or(WorkloadError { step: "connect", failure: Failure::Settings })?;
+    if faults.bad_private_data {
+        pd[4] = 2; // the version octet (RFC 8797 4)
+    }
+    let mut s = Session { connector, options, conn: None, private_data: pd.to_vec(), next_xid: 0x5000_0000 };
+    s.connect()?;
+
+    // NULL, and learn the grant.
+    let xid = s.xid();
+    let reply = s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
+    let grant = at("NULL", FixedFields::decode(&reply))?.credit;
+
+    // READ of `five` through a write chunk sized to the count.
+    let fh = s.lookup(nfs3::FILE_FIVE)?;
+    let data = s.register(5, Access::WRITE)?;
+    let mut call = s.call_for(NFSPROC3_READ, nfs3::read_args(&fh, 0, 5));
+    let mut chunk = vec![data.segment()];
+    if faults.write_chunk_pad_segment {
+        chunk.push(s.register(4, Access::WRITE)?.segment());
+    }
+    call.writes = vec![chunk];
+    s.call("READ", call.xid, &call.msg())?;
+
+    // WRITE to `scratch` with its data in a read chunk.
+    let fh = s.lookup(nfs3::FILE_SCRATCH)?;
+    let bytes = [1u8, 2, 3, 4, 5, 6, 7];
+    let src = s.source(&bytes)?;
+    let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &bytes));
+    let position = call.end_position() + if faults.unaligned_position { 2 } else { 0 };
+    call.reads = vec![ReadSegment { position, target: src.segment() }];
+    let _ = s.call("WRITE", call.xid, &call.msg());
+    s.ensure_connected()?;
+
+    // READDIR of `dir` with room for a long reply.
+    let dir = s.lookup(nfs3::DIR_MANY)?;
+    let mut call = s.call_for(NFSPROC3_READDIR, nfs3::readdir_args(&dir, 0, [0; 8], 8192));
+    if !faults.no_reply_chunk {
+        call.reply = Some(vec![s.register(16384, Access::WRITE)?.segment()]);
+    }
+    let _ = s.call("READDIR", call.xid, &call.msg());
+    s.ensure_connected()?;
+
+    // A long call: the whole call in a position-zero read chunk.
+    let xid = s.xid();
+    let mut call = Call::null(xid, options.credits);
+    if faults.nomsg_without_payload {
+        call.reply = Some(vec![s.register(1024, Access::WRITE)?.segment()]);
+    } else {
+        let src = s.source(&call.rpc_bytes())?;
+        call.reads = vec![ReadSegment { position: 0, target: src.segment() }];
+    }
+    let _ = s.call("long NULL", call.xid, &call.nomsg());
+    s.ensure_connected()?;
+
+    // The credit window: as many NULLs outstanding as granted (one more under the fault).
+    let window = if faults.exceed_grant { grant + 1 } else { grant.min(options.credits) };
+    for _ in 0..window {
+        let xid = s.xid();
+        s.send("the credit window", &Call::null(xid, options.credits).msg())?;
+    }
+    let deadline = Instant::now() + options.timeout;
+    for _ in 0..window {
+        if s.recv_until("the credit window", deadline).is_err() {
+            break;
+        }
+    }
+    s.ensure_connected()?;
+
+    if faults.oversized_inline {
+        let fh = s.lookup(nfs3::FILE_SCRATCH)?;
+        let big = vec![0x5au8; 5000];
+        let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &big));
+        call.args.extend_from_slice(&big);
+        let _ = s.call("oversized WRITE", call.xid, &call.msg());
+        s.ensure_connected()?;
+    }
+    if faults.xid_mismatch {
+        let xid = s.xid();
+        let msg = Call::null(xid.wrapping_add(7), options.credits).msg_with_rdma_xid(xid);
+        let _ = s.call("NULL with a mismatched xid", xid, &msg);
+        s.ensure_connected()?;
+    }
+    if faults.send_rdma_done {
+        let xid = s.xid();
+        let mut b = [0u8; 28];
+        HeaderBuilder::done(xid, 1).encode(&mut b).expect("16");
+        s.send("RDMA_DONE", &b)?;
+        let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
+    }
+    // End with a NULL so every earlier reply has been seen.
+    let xid = s.xid();
+    s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
+}

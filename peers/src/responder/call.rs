@@ -1,0 +1,271 @@
+//! Serving one call (RFC 8166 3.5, 4.3): its read chunks pulled, the upper layer run, the
+//! results placed in write chunks or the reply chunk (or sent inline), and the reply framed
+//! and sent, with Send With Invalidate where both peers allow it (RFC 8797 4).
+
+use std::time::Instant;
+
+use rpcrdma_codec::chunk::{ChunkLists, Segment, WriteChunk};
+use rpcrdma_codec::reassembly::{reassemble_call, write_placements};
+use rpcrdma_codec::rpc::{AcceptStat, CallHeader, Rejected, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION};
+use rpcrdma_codec::v1::HeaderBuilder;
+use rpcrdma_codec::xdr::{pad4, Writer};
+
+use super::{v2, Faults, Framing, Session, Stop};
+use crate::ulp::{UlpOutcome, UlpResults};
+
+impl Session<'_> {
+    /// Writes a reply's transport header in `framing` into `out`; its length.
+    #[allow(clippy::too_many_arguments)]
+    fn reply_header(
+        &self,
+        framing: Framing,
+        nomsg: bool,
+        xid: u32,
+        credit: u32,
+        writes: &[&[Segment]],
+        reply: Option<&[Segment]>,
+        payload_len: usize,
+        out: &mut [u8],
+    ) -> Result<usize, Stop> {
+        if framing != Framing::V1 && !self.config.faults.v2_reply_v1 {
+            return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len, out);
+        }
+        let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
+        b = b.write_list(writes);
+        if let Some(r) = reply {
+            b = b.reply_chunk(r);
+        }
+        b.encode(out).map_err(Stop::from)
+    }
+
+    /// Pulls read chunks, runs the call, and sends the reply.
+    pub(crate) fn serve_call(
+        &mut self,
+        xid: u32,
+        chunks: &ChunkLists<'_>,
+        is_nomsg: bool,
+        inline: &[u8],
+        framing: Framing,
+    ) -> Result<(), Stop> {
+        let deadline = Instant::now() + self.deadline_step;
+        // Pull every read chunk with RDMA Read (RFC 8166 3.4.5).
+        let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
+        let config = self.config;
+        let faults = &config.faults;
+        for c in chunks.reads.chunks() {
+            if c.position == 0 && faults.no_position_zero {
+                return self.call_error(xid, framing);
+            }
+            let mut data = Vec::new();
+            for (i, s) in c.segments().enumerate() {
+                if i > 0 && faults.first_segment_only {
+                    break;
+                }
+                let len = if faults.read_chunk_roundup { (s.length + 3) & !3 } else { s.length };
+                let part = self.conn.rdma_read(s.handle, s.offset, len, deadline)?;
+                data.extend_from_slice(&part[..s.length.min(len) as usize]);
+            }
+            pulled.push((c.position, data));
+        }
+        let (reduced, rest): (Vec<u8>, &[(u32, Vec<u8>)]) = match pulled.first() {
+            Some((0, d)) => (d.clone(), &pulled[1..]),
+            _ if is_nomsg => return self.call_error(xid, framing),
+            _ => (inline.to_vec(), &pulled[..]),
+        };
+        let total: usize = reduced.len() + rest.iter().map(|(_, d)| d.len() + 3).sum::<usize>();
+        let mut call = vec![0u8; total];
+        let n = match reassemble_call(&reduced, rest.iter().map(|(p, d)| (*p, d.as_slice())), &mut call) {
+            Ok(n) => n,
+            Err(_) if self.config.faults.lenient_read_list => {
+                let call = CallHeader::new(xid, 0, 0, 0);
+                return self.reply(&call, Some(UlpOutcome::GarbageArgs), chunks, framing);
+            }
+            Err(_) => return self.call_error(xid, framing),
+        };
+        call.truncate(n);
+        let rpc = match RpcMessage::decode(&call) {
+            Ok(m) => m,
+            Err(_) => return self.call_error(xid, framing),
+        };
+        let RpcHeader::Call(c) = rpc.header else { return self.call_error(xid, framing) };
+        if c.xid != xid && !self.config.faults.accept_xid_mismatch {
+            return self.call_error(xid, framing);
+        }
+        let outcome =
+            if c.rpcvers != RPC_VERSION { None } else { Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body)) };
+        self.reply(&c, outcome, chunks, framing)
+    }
+
+    fn reply(
+        &mut self,
+        call: &CallHeader<'_>,
+        outcome: Option<UlpOutcome>,
+        chunks: &ChunkLists<'_>,
+        framing: Framing,
+    ) -> Result<(), Stop> {
+        let xid = call.xid;
+        let faults = self.config.faults.clone();
+        let (rpc_header, results) = match outcome {
+            None => (ReplyHeader::denied(xid, Rejected::RpcMismatch { low: 2, high: 2 }), UlpResults::default()),
+            Some(UlpOutcome::Success(r)) => (ReplyHeader::accepted(xid, AcceptStat::Success), r),
+            Some(UlpOutcome::ProgUnavail) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProgUnavail), UlpResults::default())
+            }
+            Some(UlpOutcome::ProgMismatch { low, high }) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProgMismatch { low, high }), UlpResults::default())
+            }
+            Some(UlpOutcome::ProcUnavail) => {
+                (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default())
+            }
+            Some(UlpOutcome::GarbageArgs) => {
+                (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default())
+            }
+            Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
+        };
+        let deadline = Instant::now() + self.deadline_step;
+
+        // Write list: the DDP-eligible item goes into the first write chunk (RFC 8166 4.3.2);
+        // every chunk is echoed with the lengths actually written, unused ones with zeros.
+        let mut write_echo: Vec<Vec<Segment>> = Vec::new();
+        let mut ddp_inline = results.ddp.clone();
+        for (i, wc) in chunks.writes.chunks().enumerate() {
+            let mut segs: Vec<Segment> = wc.segments().map(|s| Segment { length: 0, ..s }).collect();
+            if i == 0 && wc.segment_count() > 0 {
+                if let Some(data) = ddp_inline.take() {
+                    if (data.len() as u64) > wc.length() {
+                        // RFC 8166 4.5.3: a write chunk too small; do not write past it.
+                        return self.call_error(xid, framing);
+                    }
+                    let mut item = data.clone();
+                    if faults.pad_write_chunk {
+                        item.resize(data.len() + pad4(data.len()), 0);
+                    }
+                    self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                }
+            }
+            let unused = segs.iter().all(|s| s.length == 0);
+            if !(unused && faults.drop_unused_write_chunks) {
+                write_echo.push(segs);
+            }
+        }
+        // The inline payload: RPC reply header, then the results (the DDP item removed when
+        // it went through a write chunk).
+        let mut payload = vec![0u8; 64 + results.head.len()];
+        let mut w = Writer::new(&mut payload);
+        rpc_header.encode(&mut w)?;
+        let n = w.len();
+        payload.truncate(n);
+        payload.extend_from_slice(&results.head);
+        if let Some(d) = &ddp_inline {
+            payload.extend_from_slice(d);
+            payload.resize(payload.len() + pad4(d.len()), 0);
+        }
+        payload.extend_from_slice(&results.tail);
+
+        let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
+        let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
+        let header_len = {
+            let segs: usize =
+                write_refs.iter().map(|c| c.len()).sum::<usize>() + reply_offered.as_ref().map_or(0, |s| s.len());
+            let mut scratch = vec![0u8; 64 + 8 * write_refs.len() + 16 * segs];
+            self.reply_header(
+                framing,
+                false,
+                xid,
+                0,
+                &write_refs,
+                reply_offered.as_deref(),
+                payload.len(),
+                &mut scratch,
+            )?
+        };
+        let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
+        let invalidate = self.invalidate_key(chunks);
+
+        let mut out = vec![0u8; header_len + payload.len() + 64];
+        if fits_inline || reply_offered.is_none() {
+            if !fits_inline && !faults.ignore_reply_chunk {
+                // Too long for inline and no reply chunk: nothing can carry the reply.
+                return self.call_error(xid, framing);
+            }
+            // Inline reply; an offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
+            let zeroed: Option<Vec<Segment>> = if faults.echo_reply_chunk_lengths {
+                reply_offered
+            } else {
+                reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
+            };
+            let hl = self.reply_header(
+                framing,
+                false,
+                xid,
+                self.grant(),
+                &write_refs,
+                zeroed.as_deref(),
+                payload.len(),
+                &mut out,
+            )?;
+            out.truncate(hl);
+            out.extend_from_slice(&payload);
+            return self.send(&out, invalidate);
+        }
+        // Long reply: the whole payload through the reply chunk, RDMA_NOMSG (RFC 8166 3.5.3).
+        let offered = reply_offered.expect("checked");
+        let mut echo: Vec<Segment> = offered.iter().map(|s| Segment { length: 0, ..*s }).collect();
+        let capacity: u64 = offered.iter().map(|s| s.length as u64).sum();
+        if payload.len() as u64 > capacity {
+            // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
+            return self.call_error(xid, framing);
+        }
+        let rc_bytes = {
+            let mut b = vec![0u8; 4 + 16 * offered.len()];
+            let mut w = Writer::new(&mut b);
+            rpcrdma_codec::chunk::ChunkWriter::counted_segments(&mut w, &offered)?;
+            b
+        };
+        let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes))?;
+        self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
+        let hl = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0, &mut out)?;
+        out.truncate(hl);
+        self.send(&out, invalidate)
+    }
+
+    /// RDMA-Writes `item` into `chunk`, recording the lengths written in `echo`.
+    fn rdma_write_item(
+        &mut self,
+        chunk: &WriteChunk<'_>,
+        item: &[u8],
+        echo: &mut [Segment],
+        deadline: Instant,
+        faults: &Faults,
+    ) -> Result<(), Stop> {
+        let places = write_placements(chunk, item.len() as u64)
+            .map_err(|_| Stop::Unsupported("a result item longer than the write chunk"))?;
+        for p in places {
+            let from = p.item_offset as usize;
+            let data = &item[from..from + p.length as usize];
+            self.conn.rdma_write(p.segment.handle, p.segment.offset, data, deadline)?;
+            echo[p.segment_index].length =
+                if faults.write_chunk_length_padded { p.length + pad4(p.length as usize) as u32 } else { p.length };
+        }
+        Ok(())
+    }
+
+    /// The R_key to invalidate with the reply (RFC 8797 4: only when both sides set R;
+    /// only a handle from this request's chunks).
+    fn invalidate_key(&self, chunks: &ChunkLists<'_>) -> Option<u32> {
+        if self.config.faults.invalidate_foreign_key {
+            return Some(0x0bad_0bad);
+        }
+        if !self.may_invalidate && !self.config.faults.invalidate_without_r {
+            return None;
+        }
+        chunks
+            .writes
+            .chunks()
+            .flat_map(|c| c.segments())
+            .chain(chunks.reply.iter().flat_map(|c| c.segments()))
+            .chain(chunks.reads.segments().map(|s| s.target))
+            .map(|s| s.handle)
+            .next()
+    }
+}

@@ -1,0 +1,117 @@
+//! Fault switches of the reference responder: each makes it break one requirement, so tests
+//! can prove the check for that requirement notices. All off by default; used only by tests
+//! and the hidden `--fault` option.
+
+use rpcrdma_codec::check::{rules, Rule};
+
+crate::fault_switches! {
+    /// Deliberate misbehaviours of the reference responder.
+    pub struct Faults {
+        /// Grant zero credits in every reply (RFC 8166 3.3.1).
+        zero_credit = "zero-credit",
+        /// ERR_VERS with the wrong rdma_xid (RFC 8166 4.5).
+        err_vers_wrong_xid = "err-vers-wrong-xid",
+        /// ERR_VERS with rdma_vers_low > rdma_vers_high.
+        err_vers_bad_range = "err-vers-bad-range",
+        /// Ignore an unsupported version instead of sending ERR_VERS (RFC 8166 4.5.1).
+        ignore_bad_version = "ignore-bad-version",
+        /// Never send ERR_CHUNK (RFC 8166 4.5.2).
+        no_err_chunk = "no-err-chunk",
+        /// Answer RDMA_ERROR and RDMA_DONE from a requester instead of discarding them.
+        answer_error_and_done = "answer-error-and-done",
+        /// Answer messages shorter than 28 bytes (RFC 8166 4.5: MUST discard).
+        answer_short_messages = "answer-short-messages",
+        /// Process calls whose rdma_xid differs from the RPC xid.
+        accept_xid_mismatch = "accept-xid-mismatch",
+        /// Skip the read-list position rules (alignment, bounds, overlap, split) and answer a
+        /// stream that does not reassemble with GARBAGE_ARGS instead of ERR_CHUNK.
+        lenient_read_list = "lenient-read-list",
+        /// Write the XDR pad into write chunks (RFC 8166 3.4.6.2: MUST NOT).
+        pad_write_chunk = "pad-write-chunk",
+        /// Report write-chunk lengths rounded up to four.
+        write_chunk_length_padded = "write-chunk-length-padded",
+        /// Send replies inline even when they exceed the requester's receive size.
+        ignore_reply_chunk = "ignore-reply-chunk",
+        /// Use Send With Invalidate even when the requester did not set R.
+        invalidate_without_r = "invalidate-without-r",
+        /// Invalidate an R_key that is not from the request.
+        invalidate_foreign_key = "invalidate-foreign-key",
+        /// Advertise private data with version 2 (not RFC 8797's 1).
+        private_data_bad_version = "private-data-bad-version",
+        /// Post receives for only half the credits granted, and replenish them slowly
+        /// (RFC 8166 3.3.1).
+        short_receive_window = "short-receive-window",
+        /// Read each read segment rounded up to a multiple of four (past the advertised length).
+        read_chunk_roundup = "read-chunk-roundup",
+        /// Return an empty write list instead of unused write chunks (RFC 8166 4.3.2.2).
+        drop_unused_write_chunks = "drop-unused-write-chunks",
+        /// Refuse position-zero read chunks with ERR_CHUNK.
+        no_position_zero = "no-position-zero",
+        /// Pull only the first segment of each read chunk.
+        first_segment_only = "first-segment-only",
+        /// Echo an offered reply chunk with its full lengths in an inline reply.
+        echo_reply_chunk_lengths = "echo-reply-chunk-lengths",
+        /// Without valid requester private data, assume a 4096-byte receive size (RFC 8797 5.1: 1024).
+        assume_large_peer_receive = "assume-large-peer-receive",
+        /// Append four bytes to every ERR_CHUNK.
+        err_chunk_trailing = "err-chunk-trailing",
+        /// Answer CONF_RDMA with SUCCESS but no config_rdma_reply.
+        ccp_empty_reply = "ccp-empty-reply",
+        /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
+        v2_wrong_direction = "v2-wrong-direction",
+        /// Answer Version Two calls with Version One headers (v2-01 5.3).
+        v2_reply_v1 = "v2-reply-v1",
+        /// ERR_VERS reports only version 1 although Version Two is served.
+        v2_err_vers_v1_only = "v2-err-vers-v1-only",
+        /// Never send RDMA2_ERR_BAD_HEADER (v2-01 4.2.3).
+        v2_no_bad_header = "v2-no-bad-header",
+        /// Drop RDMA2_OPTIONAL with an unknown opttype instead of RDMA2_ERR_INVAL_OPTION (v2-01 3.1).
+        v2_no_inval_option = "v2-no-inval-option",
+        /// Answer RDMA2_ERROR from a requester with RDMA2_ERR_BAD_HEADER.
+        v2_answer_error = "v2-answer-error",
+        /// Answer ROPT_INITXCH and ROPT_UPDXCH (one-way, xcharext-02 2.3) with a ROPT_RESPXCH.
+        v2_initxch_answered = "v2-initxch-answered",
+        /// Do not apply the requester's characteristics from ROPT_INITXCH / ROPT_UPDXCH.
+        v2_ignore_xchars = "v2-ignore-xchars",
+        /// ROPT_RESPXCH with an rdma_xid other than the ROPT_REQXCH's (xcharext-02 4.3).
+        v2_respxch_wrong_xid = "v2-respxch-wrong-xid",
+        /// ROPT_RESPXCH whose rej subset overlaps done (xcharext-02 4.3: should not).
+        v2_respxch_overlap = "v2-respxch-overlap",
+        /// RDMA2_ERR_BAD_HEADER for unknown characteristic ids (xcharext-02 2.1: no error).
+        v2_reject_unknown_xchar = "v2-reject-unknown-xchar",
+        /// Serve a ROPT_XMTREQ at once, ignoring optxrq_count (rtrext-03 9.4).
+        v2_no_continuation = "v2-no-continuation",
+        /// Drop broken transmission groups silently instead of ROPT_REPTERR (rtrext-03 9.5).
+        v2_no_repterr = "v2-no-repterr",
+        /// Report every broken transmission group as OPTRERR_BADCONT.
+        v2_repterr_badcont_only = "v2-repterr-badcont-only",
+    }
+}
+
+impl Faults {
+    /// Whether these faults let a call that breaks `rule` through (the responder otherwise
+    /// answers ERR_CHUNK, RFC 8166 4.5.2).
+    pub fn tolerates(&self, rule: &Rule) -> bool {
+        const READ_LIST: [Rule; 4] = [
+            rules::POSITION_ALIGNMENT,
+            rules::POSITION_BEYOND_PAYLOAD,
+            rules::READ_CHUNKS_OVERLAP,
+            rules::READ_CHUNK_SPLIT,
+        ];
+        self.accept_xid_mismatch && *rule == rules::XID_MISMATCH || self.lenient_read_list && READ_LIST.contains(rule)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_sets_a_distinct_switch() {
+        let all: Vec<Faults> = Faults::NAMES.iter().map(|n| Faults::only(n)).collect();
+        for (i, f) in all.iter().enumerate() {
+            assert_ne!(*f, Faults::default(), "{}", Faults::NAMES[i]);
+            assert!(all[i + 1..].iter().all(|g| g != f), "{}", Faults::NAMES[i]);
+        }
+    }
+}
