@@ -9,6 +9,7 @@ pub mod catalogue;
 pub mod engine;
 pub mod expectations;
 pub mod requester;
+pub mod requirements;
 pub mod responder;
 pub mod transport;
 pub mod ulp;
