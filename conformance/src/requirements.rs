@@ -315,12 +315,9 @@ pub struct Coverage {
 }
 
 impl Coverage {
-    pub fn percent(self) -> f64 {
-        if self.total == 0 {
-            100.0
-        } else {
-            100.0 * self.judged as f64 / self.total as f64
-        }
+    /// Judged over total, in percent; None when there is nothing to judge.
+    pub fn percent(self) -> Option<f64> {
+        (self.total > 0).then(|| 100.0 * self.judged as f64 / self.total as f64)
     }
 }
 
@@ -334,10 +331,14 @@ pub struct SpecCoverage {
 }
 
 /// Coverage per specification, computed from a set of requirements and the server check IDs.
+/// Statements that are not normative (lowercase key words under RFC 8174) are left out.
 pub fn coverage_of(reqs: &[Requirement], server_checks: &[&str]) -> BTreeMap<String, SpecCoverage> {
     let mut out: BTreeMap<String, SpecCoverage> = BTreeMap::new();
     for r in reqs {
         let e = out.entry(r.spec.clone()).or_default();
+        if r.normative == Normative::No {
+            continue;
+        }
         if r.observable.server() {
             e.server.total += 1;
             if r.judged_by().any(|c| server_checks.contains(&c)) {
