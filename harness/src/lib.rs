@@ -7,6 +7,7 @@ pub mod decode;
 pub mod describe;
 pub mod export_tree;
 pub mod input;
+pub mod matrix;
 pub mod peer;
 pub mod report;
 pub mod run;

@@ -1,6 +1,6 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{bench_null, decode, export_tree, run, serve, vectors_cmd};
+use rpcrdma_harness::{bench_null, decode, export_tree, matrix, run, serve, vectors_cmd};
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -32,6 +32,8 @@ enum Command {
     },
     /// Decode a transport header (v1 or v2), an RPC message, CM private data, or a CCP message.
     Decode(decode::DecodeArgs),
+    /// Every check against every peer configuration, from JSON reports (Markdown and HTML).
+    Matrix(matrix::MatrixArgs),
     /// Golden vectors.
     #[command(subcommand)]
     Vectors(vectors_cmd::VectorsCommand),
@@ -60,6 +62,7 @@ fn main() {
         Command::Serve(args) => serve::run(args),
         Command::List { select, verbose } => run::list(&select, verbose),
         Command::Decode(args) => decode::run(args),
+        Command::Matrix(args) => matrix::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),
         Command::ExportTree { dir } => export_tree::run(&dir),
         Command::BenchNull(args) => bench_null::run(args),
