@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Subcommand;
 
+use crate::outln;
+
 #[derive(Debug, Subcommand)]
 pub enum VectorsCommand {
     /// Check every .vec file under DIR (default: ./vectors).
@@ -28,23 +30,25 @@ pub fn run(cmd: VectorsCommand) -> i32 {
         eprintln!("error: no .vec files under {}", dir.display());
         return 2;
     }
+    let (pass, fail) = if crate::output::ascii() { ("+", "x") } else { ("✔", "×") };
+    let (pass, fail) = (crate::output::paint(pass, "32"), crate::output::paint(fail, "1;31"));
     let mut failed = 0;
     for r in &results {
         match &r.result {
             Ok(decoding) => {
-                println!("✔ {}", r.name);
+                outln!("{} {}", pass, r.name);
                 if verbose {
                     for line in decoding.lines() {
-                        println!("    {line}");
+                        outln!("    {line}");
                     }
                 }
             }
             Err(e) => {
                 failed += 1;
-                println!("× {}: {e}", r.name);
+                outln!("{} {}: {e}", fail, r.name);
             }
         }
     }
-    println!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
+    outln!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
     i32::from(failed > 0)
 }
