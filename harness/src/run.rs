@@ -42,7 +42,7 @@ pub struct RunArgs {
     #[arg(long, value_name = "PROFILE")]
     expect: Option<PathBuf>,
     /// Seconds to wait for each expected reply (more than 0, at most 3600).
-    #[arg(long, value_name = "SECS", default_value = "2", value_parser = crate::args::timeout)]
+    #[arg(long, value_name = "SECS", default_value = "2", value_parser = crate::args::timeout, allow_negative_numbers = true)]
     timeout: Duration,
     #[command(flatten)]
     outputs: report::Outputs,

@@ -29,13 +29,13 @@ pub struct ServeArgs {
     self_test: bool,
     /// Credits granted in every reply, 1 to 65536 (1 tests requesters at the smallest window;
     /// a Receive is posted per credit, and no RDMA receive queue is deeper than that).
-    #[arg(long, default_value = "32", value_parser = crate::args::grant)]
+    #[arg(long, default_value = "32", value_parser = crate::args::grant, allow_negative_numbers = true)]
     grant: u32,
     /// Stop when no requester has been connected for this many seconds (at most a week).
-    #[arg(long, value_name = "SECS", default_value = "5", value_parser = crate::args::serve_secs)]
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = crate::args::serve_secs, allow_negative_numbers = true)]
     idle: Duration,
     /// Stop after this many seconds in any case (at most a week).
-    #[arg(long, value_name = "SECS", default_value = "600", value_parser = crate::args::serve_secs)]
+    #[arg(long, value_name = "SECS", default_value = "600", value_parser = crate::args::serve_secs, allow_negative_numbers = true)]
     max_time: Duration,
     /// Count SHOULD and MAY deviations as failures.
     #[arg(long)]
@@ -89,6 +89,13 @@ pub fn run(args: ServeArgs) -> i32 {
     };
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if !quiet {
+        let what = match &args.listen {
+            Some(addr) => format!("requesters on {addr}"),
+            None => "the embedded reference requester".to_string(),
+        };
+        textln!("rpcrdma-harness {} serving {what} (grant {})", report::VERSION, args.grant);
+    }
     let (observed, peer, transport) = if args.self_test {
         (self_test(args.grant), "embedded reference requester".to_string(), "emulated".to_string())
     } else {
@@ -103,8 +110,7 @@ pub fn run(args: ServeArgs) -> i32 {
     };
     if !quiet {
         textln!(
-            "rpcrdma-harness {} serving {peer}: {} observed, {}",
-            report::VERSION,
+            "observed {}, {}",
             plural(observed.len(), "connection", "connections"),
             plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
         );
