@@ -116,6 +116,25 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_run_without_checks_has_no_negative_time() {
+        let run = Run {
+            peer: "p".into(),
+            transport: "t".into(),
+            strict: false,
+            expectations: None,
+            interrupted: false,
+            started_unix: 0,
+            duration: std::time::Duration::ZERO,
+            results: &[],
+            judged: &[],
+            meta: super::super::Metadata::default(),
+        };
+        let xml = render(&run);
+        assert!(!xml.contains("-0.000"), "{xml}");
+        assert!(xml.contains("time=\"0.000\""), "{xml}");
+    }
+
+    #[test]
     fn escapes_markup_and_controls() {
         assert_eq!(escape("a<b & \"c\"\u{1}"), "a&lt;b &amp; &quot;c&quot;\\u0001");
     }
