@@ -35,7 +35,8 @@ pub enum RoleArg {
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    /// The message as hex (spaces, ':' and '|' allowed); '-' reads standard input.
+    /// The message as hex (spaces, ':' and '|' allowed) or the harness's hex dump; '-' reads
+    /// standard input (at most 1 MiB).
     #[arg(value_name = "HEX")]
     hex: Option<String>,
     /// Read the message from a file (at most 1 MiB): hex text, the harness's hex dump, a
@@ -60,13 +61,15 @@ pub struct DecodeArgs {
 /// Runs the subcommand; returns the process exit code.
 pub fn run(args: DecodeArgs) -> i32 {
     if args.role.is_some() && args.kind.is_some_and(|k| k != Kind::Header) {
-        eprintln!("error: --role applies to --kind header only (the other kinds have no requester/responder rules)");
+        crate::errln!(
+            "error: --role applies to --kind header only (the other kinds have no requester/responder rules)"
+        );
         return 2;
     }
     let (bytes, meta) = match read_input(&args) {
         Ok(b) => b,
         Err(msg) => {
-            eprintln!("error: {msg}");
+            crate::errln!("error: {msg}");
             return 2;
         }
     };
@@ -77,20 +80,20 @@ pub fn run(args: DecodeArgs) -> i32 {
         (None, Some(k)) => match Kind::from_str(k, false) {
             Ok(k) => k,
             Err(_) => {
-                eprintln!("error: the vector file's kind {k:?} is not one decode knows");
+                crate::errln!("error: the vector file's kind {k:?} is not one decode knows");
                 return 2;
             }
         },
         (None, None) => Kind::Header,
     };
     if args.role.is_some() && kind != Kind::Header {
-        eprintln!("error: --role applies to --kind header only; this message is {}", kind_name(kind));
+        crate::errln!("error: --role applies to --kind header only; this message is {}", kind_name(kind));
         return 2;
     }
     let mut profile = Profile::default();
     for p in meta.profile.iter().chain(&args.profiles) {
         if !profile.apply(p) {
-            eprintln!("error: unknown profile {p:?}; known: {}", Profile::NAMES.join(", "));
+            crate::errln!("error: unknown profile {p:?}; known: {}", Profile::NAMES.join(", "));
             return 2;
         }
     }
@@ -112,7 +115,7 @@ pub fn run(args: DecodeArgs) -> i32 {
             if args.json {
                 outln!("{}", json!({ "error": describe::error(&e) }));
             } else {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
             }
             1
         }

@@ -54,7 +54,7 @@ fn man() -> i32 {
             0
         }
         Err(e) => {
-            eprintln!("error: {e}");
+            rpcrdma_harness::errln!("error: {e}");
             2
         }
     }
@@ -85,7 +85,7 @@ fn main() {
     };
     let code = match output::finish() {
         Some(e) => {
-            eprintln!("error: cannot write standard output: {e}");
+            rpcrdma_harness::errln!("error: cannot write standard output: {e}");
             2
         }
         // A run the signal cut short never reads as complete, whatever the subcommand.

@@ -159,6 +159,24 @@ macro_rules! outln {
     ($($arg:tt)*) => { $crate::output::stdout_str(&format!("{}\n", format_args!($($arg)*))) };
 }
 
+/// Writes to standard error, ignoring errors (a closed or broken standard error must not turn
+/// into a panic, as `eprintln!` does).
+pub fn stderr_str(s: &str) {
+    let _ = std::io::stderr().write_all(s.as_bytes());
+}
+
+/// A line on standard error (see [`stderr_str`]).
+#[macro_export]
+macro_rules! errln {
+    ($($arg:tt)*) => { $crate::output::stderr_str(&format!("{}\n", format_args!($($arg)*))) };
+}
+
+/// Text on standard error without a newline (see [`stderr_str`]).
+#[macro_export]
+macro_rules! err {
+    ($($arg:tt)*) => { $crate::output::stderr_str(&format!($($arg)*)) };
+}
+
 /// `n thing` or `n things`.
 pub fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })

@@ -80,7 +80,7 @@ pub fn serve(
     let started = Instant::now();
     let mut last_activity = started;
     let mut serving: Vec<std::thread::JoinHandle<()>> = Vec::new();
-    eprintln!("serving on verbs {} (grant {grant})", listener.local_addr());
+    crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr());
     loop {
         let now = Instant::now();
         serving.retain(|t| !t.is_finished());

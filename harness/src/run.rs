@@ -165,7 +165,7 @@ pub fn run(args: RunArgs) -> i32 {
     let checks = match select(&args.select, &args.exclude) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -176,7 +176,7 @@ pub fn run(args: RunArgs) -> i32 {
     let mut faults = Faults::default();
     for f in &args.fault {
         if !faults.set(f) {
-            eprintln!("error: unknown fault {f:?}; known: {}", Faults::NAMES.join(", "));
+            crate::errln!("error: unknown fault {f:?}; known: {}", Faults::NAMES.join(", "));
             return EXIT_USAGE;
         }
     }
@@ -191,7 +191,7 @@ pub fn run(args: RunArgs) -> i32 {
                 (c, addr.clone(), d)
             }
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
                 return EXIT_USAGE;
             }
         },
@@ -201,7 +201,7 @@ pub fn run(args: RunArgs) -> i32 {
     // A peer that cannot be reached at all is exit 3, before running anything.
     if args.peer.is_some() {
         if let Err(e) = connector.connect(&[], Instant::now() + options.timeout) {
-            eprintln!("error: cannot reach {peer}: {e}");
+            crate::errln!("error: cannot reach {peer}: {e}");
             return EXIT_UNREACHABLE;
         }
     }
@@ -209,7 +209,7 @@ pub fn run(args: RunArgs) -> i32 {
     let mut outputs = match args.outputs.prepare() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -225,7 +225,7 @@ pub fn run(args: RunArgs) -> i32 {
     let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |i, r| {
         let j = judge(r, strict, profile.as_ref());
         if progress {
-            eprint!("\r\x1b[K");
+            crate::err!("\r\x1b[K");
         }
         if !quiet {
             textln!("{}", report::text::line(r, &j));
@@ -234,7 +234,7 @@ pub fn run(args: RunArgs) -> i32 {
             }
         }
         if progress && i + 1 < total {
-            eprint!("[{}/{total}] {}", i + 2, checks[i + 1].id);
+            crate::err!("[{}/{total}] {}", i + 2, checks[i + 1].id);
         }
     });
     let judged: Vec<_> = results.iter().map(|r| judge(r, strict, profile.as_ref())).collect();
@@ -278,7 +278,7 @@ pub fn load_profile(path: Option<&std::path::Path>) -> Result<Option<Expectation
     match loaded {
         Ok(p) => Ok(Some(p)),
         Err(e) => {
-            eprintln!("error: expectation profile {}: {e}", path.display());
+            crate::errln!("error: expectation profile {}: {e}", path.display());
             Err(EXIT_USAGE)
         }
     }
@@ -306,7 +306,7 @@ pub fn list(args: ListArgs) -> i32 {
     let all = entries();
     for s in &args.select {
         if !all.iter().any(|e| id_matches(e.id, e.groups, s)) {
-            eprintln!("error: {s:?} matches no check");
+            crate::errln!("error: {s:?} matches no check");
             return EXIT_USAGE;
         }
     }

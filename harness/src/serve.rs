@@ -61,7 +61,7 @@ fn self_test(grant: u32) -> Vec<ObservedConnection> {
     let mut conn = EmulatedConnector::new(Responder::reference(config));
     let mut ctx = Ctx::new(&mut conn, RunOptions::default());
     if let Err(e) = workload(&mut ctx, &RequesterFaults::default()) {
-        eprintln!("note: the reference requester stopped early: {e}");
+        crate::errln!("note: the reference requester stopped early: {e}");
     }
     drop(ctx.finish());
     std::thread::sleep(Duration::from_millis(50));
@@ -74,7 +74,7 @@ pub fn run(args: ServeArgs) -> i32 {
         Err(code) => return code,
     };
     if !args.self_test && args.listen.is_none() {
-        eprintln!("error: give --listen ADDR[:PORT] or --self-test");
+        crate::errln!("error: give --listen ADDR[:PORT] or --self-test");
         return EXIT_USAGE;
     }
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
@@ -83,7 +83,7 @@ pub fn run(args: ServeArgs) -> i32 {
     let mut outputs = match args.outputs.prepare() {
         Ok(p) => p,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -103,7 +103,7 @@ pub fn run(args: ServeArgs) -> i32 {
         match crate::peer::serve(addr, args.grant, args.idle, args.max_time, &signals::INTERRUPT) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
                 return EXIT_USAGE;
             }
         }

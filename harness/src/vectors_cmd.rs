@@ -22,12 +22,12 @@ pub enum VectorsCommand {
 pub fn run(cmd: VectorsCommand) -> i32 {
     let VectorsCommand::Verify { dir, verbose } = cmd;
     if !dir.is_dir() {
-        eprintln!("error: {} is not a directory of golden vectors", dir.display());
+        crate::errln!("error: {} is not a directory of golden vectors", dir.display());
         return 2;
     }
     let results = verify_dir(&dir);
     if results.is_empty() {
-        eprintln!("error: no .vec files under {}", dir.display());
+        crate::errln!("error: no .vec files under {}", dir.display());
         return 2;
     }
     let (pass, fail) = if crate::output::ascii() { ("+", "x") } else { ("✔", "×") };

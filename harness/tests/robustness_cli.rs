@@ -143,3 +143,27 @@ fn a_full_disk_is_an_error() {
         assert!(f.stderr().contains("standard output"), "{args:?}: {}", f.stderr());
     }
 }
+
+#[test]
+fn a_closed_standard_error_is_not_a_crash() {
+    // `2>&1 | head -1`: both streams into a pipe nobody reads, errors included.
+    let cases: &[&[&str]] = &[
+        &["run", "--json", "nodir/x/r.json"],
+        &["run", "no/such/check"],
+        &["decode", "zz"],
+        &["run", "--peer", "no.such.host.invalid"],
+        &["serve"],
+        &["run", "rfc8166/4.2.4/null-call", "--json", "-"],
+    ];
+    for args in cases {
+        let child = std::process::Command::new(common::bin())
+            .args(*args)
+            .stdin(std::process::Stdio::null())
+            .stdout(common::reader_gone())
+            .stderr(common::reader_gone())
+            .spawn()
+            .unwrap();
+        let f = common::wait(child, Duration::from_secs(60));
+        assert!(matches!(f.end, End::Exit(0 | 1 | 2 | 3)), "{args:?}: {:?}", f.end);
+    }
+}

@@ -198,7 +198,7 @@ fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
             match r {
                 Ok(()) => true,
                 Err(e) => {
-                    eprintln!("error: cannot write {option} {}: {e}", path.display());
+                    crate::errln!("error: cannot write {option} {}: {e}", path.display());
                     false
                 }
             }
@@ -210,7 +210,7 @@ fn write_file(path: &Path, bytes: &[u8]) -> bool {
     match std::fs::write(path, bytes) {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            crate::errln!("error: cannot write {}: {e}", path.display());
             false
         }
     }
