@@ -103,6 +103,10 @@ fn verify_dir(root: &Path) -> Vec<Verdict> {
     vector_files(root, &mut files, &mut out);
     files.sort();
     for f in files {
+        // A signal stops after the current vector (the exit status then says so).
+        if crate::signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
         let name = f.strip_prefix(root).unwrap_or(&f).with_extension("").to_string_lossy().replace('\\', "/");
         let result = precheck(&f).and_then(|()| rpcrdma_vectors::check_vector(&f));
         out.push(Verdict { name, result });
