@@ -82,19 +82,36 @@ fn sigterm_stops_run_with_exit_143_and_the_report() {
 
 #[test]
 fn a_second_sigint_aborts() {
-    let d = tmp("run-twice");
-    let json = d.join("r.json");
-    // Checks that each wait 300 ms for silence: the second signal comes during the first.
-    let slow = ["rfc8166/4.6.2/done-discarded", "rfc8166/4.5/short-message-discarded", "rfc8166/4.2.4/error-discarded"];
-    let mut args = vec!["run", "--json", json.to_str().unwrap()];
-    args.extend(slow);
-    let f = interrupt(&args, &[libc::SIGINT, libc::SIGINT], Duration::from_millis(50));
-    assert_eq!(f.end, End::Exit(130), "{}", f.stderr());
-    assert!(f.stderr().contains("press Ctrl-C again to abort"), "{}", f.stderr());
-    assert!(f.stderr().contains("aborted"), "{}", f.stderr());
-    // Aborted: no closing line, as no check finished.
-    assert!(!f.stdout().contains(" passed, "), "{}", f.stdout());
-    std::fs::remove_dir_all(&d).unwrap();
+    // A peer that never answers a bad version: the check waits its whole 60 s timeout, so
+    // the first signal cannot end the run soon, and the second must.
+    let started = std::time::Instant::now();
+    let mut child = Command::new(common::bin())
+        .args(["run", "rfc8166/4.5.1/vers-mismatch", "--fault", "ignore-bad-version", "--timeout", "60"])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut said = String::new();
+    while !said.contains("press Ctrl-C again to abort") {
+        assert!(err.read_line(&mut said).unwrap() > 0, "{said}");
+    }
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let f = wait(child, Duration::from_secs(50));
+    assert_eq!(f.end, End::Exit(130));
+    let mut rest = String::new();
+    let _ = std::io::Read::read_to_string(&mut err, &mut rest);
+    assert!(rest.contains("aborted"), "{rest}");
+    assert!(started.elapsed() < Duration::from_secs(40), "the second signal did not abort: {:?}", started.elapsed());
+    let mut text = String::new();
+    let _ = std::io::Read::read_to_string(&mut out, &mut text);
+    assert!(!text.contains(" passed, "), "aborted before the closing line: {text}");
 }
 
 #[test]
