@@ -27,17 +27,28 @@ impl Expectations {
     /// `{"peer": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`.
     pub fn from_json(text: &str) -> Result<Expectations, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
+        let top = v.as_object().ok_or("not a JSON object")?;
+        if let Some(k) = top.keys().find(|k| !["peer", "divergences"].contains(&k.as_str())) {
+            return Err(format!("unknown key {k:?} (known: \"peer\", \"divergences\")"));
+        }
         let peer = v["peer"].as_str().ok_or("missing \"peer\"")?.to_string();
         let list = v["divergences"].as_array().ok_or("missing \"divergences\" array")?;
         let mut divergences = Vec::new();
         for (i, d) in list.iter().enumerate() {
+            let entry = d.as_object().ok_or(format!("divergence {i}: not a JSON object"))?;
             let id = d["id"].as_str().ok_or(format!("divergence {i}: missing \"id\""))?.to_string();
-            let outcome = match d["outcome"].as_str() {
-                Some("fail") => Outcome::Fail,
-                Some("pass-lax") => Outcome::PassLax,
-                Some("unsupported") => Outcome::Unsupported,
+            if let Some(k) = entry.keys().find(|k| !["id", "outcome", "reason"].contains(&k.as_str())) {
+                return Err(format!("divergence {id}: unknown key {k:?} (known: \"id\", \"outcome\", \"reason\")"));
+            }
+            let outcome = match &d["outcome"] {
+                serde_json::Value::String(o) if o == "fail" => Outcome::Fail,
+                serde_json::Value::String(o) if o == "pass-lax" => Outcome::PassLax,
+                serde_json::Value::String(o) if o == "unsupported" => Outcome::Unsupported,
+                serde_json::Value::Null => return Err(format!("divergence {id}: missing \"outcome\"")),
                 other => {
-                    return Err(format!("divergence {id}: outcome {other:?} is not fail, pass-lax or unsupported"))
+                    return Err(format!(
+                        "divergence {id}: outcome {other} is not \"fail\", \"pass-lax\" or \"unsupported\""
+                    ))
                 }
             };
             let reason = d["reason"].as_str().ok_or(format!("divergence {id}: missing \"reason\""))?.to_string();
@@ -50,6 +61,15 @@ impl Expectations {
             divergences.push(Divergence { id, outcome, reason });
         }
         Ok(Expectations { peer, divergences })
+    }
+
+    /// Checks that every divergence names a known check (`known(id)`): a misspelt ID would
+    /// never match, and so would hide the divergence it was meant to record.
+    pub fn check_ids(&self, known: impl Fn(&str) -> bool) -> Result<(), String> {
+        match self.divergences.iter().find(|d| !known(&d.id)) {
+            Some(d) => Err(format!("divergence {}: no check has this ID (see `rpcrdma-harness list`)", d.id)),
+            None => Ok(()),
+        }
     }
 
     pub fn find(&self, id: &str) -> Option<&Divergence> {
@@ -180,5 +200,24 @@ mod tests {
             .is_err());
         assert!(Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"x","outcome":"fail","reason":" "}]}"#)
             .is_err());
+    }
+
+    #[test]
+    fn unknown_keys_and_ids_are_refused_with_the_entry_named() {
+        let e = Expectations::from_json(r#"{"peer":"p","divergences":[],"divergence":[]}"#).unwrap_err();
+        assert!(e.contains("\"divergence\""), "{e}");
+        let e = Expectations::from_json(
+            r#"{"peer":"p","divergences":[{"id":"a/1/x","outcome":"fail","reason":"r","reasn":"typo"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("a/1/x") && e.contains("\"reasn\""), "{e}");
+        let e =
+            Expectations::from_json(r#"{"peer":"p","divergences":[{"id":"a/1/x","outcome":"explode","reason":"r"}]}"#)
+                .unwrap_err();
+        assert!(e.contains("\"explode\"") && !e.contains("Some("), "{e}");
+        let p = Expectations::from_json(PROFILE).unwrap();
+        assert!(p.check_ids(|id| id.starts_with("a/1/")).is_ok());
+        let e = p.check_ids(|id| id == "a/1/x").unwrap_err();
+        assert!(e.contains("a/1/y"), "{e}");
     }
 }

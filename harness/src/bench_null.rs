@@ -75,7 +75,7 @@ pub fn run(args: BenchArgs) -> i32 {
         Some(addr) => match crate::peer::connector(addr) {
             Ok(c) => c,
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
                 return 2;
             }
         },
@@ -93,7 +93,7 @@ pub fn run(args: BenchArgs) -> i32 {
         let grant = reply(conn.as_mut())?;
         let window = grant.min(OUR_WINDOW).max(1);
         drive(conn.as_mut(), window, args.warmup, &mut xid)?;
-        println!(
+        crate::outln!(
             "peer {} grants {grant} credits; {} calls per depth after {} warm-up calls",
             connector.describe(),
             args.calls,
@@ -102,7 +102,7 @@ pub fn run(args: BenchArgs) -> i32 {
         for depth in [1, window] {
             let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
             let rate = args.calls as f64 / t.as_secs_f64();
-            println!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);
+            crate::outln!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);
         }
         conn.disconnect();
         Ok(())
@@ -110,7 +110,7 @@ pub fn run(args: BenchArgs) -> i32 {
     match result {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             1
         }
     }

@@ -1,7 +1,5 @@
 //! `rpcrdma-harness decode`: decode one message and print it readably or as JSON.
 
-use std::io::Read;
-
 use clap::{Args, ValueEnum};
 use rpcrdma_codec::check::Role;
 use rpcrdma_codec::rpc::RpcMessage;
@@ -9,7 +7,7 @@ use rpcrdma_codec::v1::Message;
 use rpcrdma_codec::{DecodeError, Profile};
 use serde_json::{json, Value};
 
-use crate::{describe, input, text};
+use crate::{describe, input, outln, text};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Kind {
@@ -37,19 +35,22 @@ pub enum RoleArg {
 
 #[derive(Debug, Args)]
 pub struct DecodeArgs {
-    /// The message as hex (spaces, ':' and '|' allowed); '-' reads standard input.
+    /// The message as hex (spaces, ':' and '|' allowed) or the harness's hex dump; '-' reads
+    /// standard input (at most 1 MiB).
     #[arg(value_name = "HEX")]
     hex: Option<String>,
-    /// Read the message from a file: hex text, a golden-vector .vec file, or raw bytes.
+    /// Read the message from a file (at most 1 MiB): hex text, the harness's hex dump, a
+    /// golden-vector .vec file (its kind, profile and role apply), or raw bytes.
     #[arg(long, value_name = "F", conflicts_with = "hex")]
     file: Option<std::path::PathBuf>,
-    /// What the bytes are.
-    #[arg(long, value_enum, default_value_t = Kind::Header)]
-    kind: Kind,
-    /// Also run the RFC 8166 semantic check, judging the message as sent by this role.
+    /// What the bytes are [default: header, or a .vec file's kind].
+    #[arg(long, value_enum)]
+    kind: Option<Kind>,
+    /// Also run the RFC 8166 semantic check, judging the message as sent by this role (with
+    /// --kind header only).
     #[arg(long, value_enum)]
     role: Option<RoleArg>,
-    /// A profile choice (repeatable): rfc5666-error-arm, msgp-above, ...
+    /// A profile choice (repeatable, added to a .vec file's): rfc5666-error-arm, msgp-above, ...
     #[arg(long = "profile", value_name = "NAME")]
     profiles: Vec<String>,
     /// Print one JSON object.
@@ -59,56 +60,90 @@ pub struct DecodeArgs {
 
 /// Runs the subcommand; returns the process exit code.
 pub fn run(args: DecodeArgs) -> i32 {
-    let bytes = match read_input(&args) {
+    if args.role.is_some() && args.kind.is_some_and(|k| k != Kind::Header) {
+        crate::errln!(
+            "error: --role applies to --kind header only (the other kinds have no requester/responder rules)"
+        );
+        return 2;
+    }
+    let (bytes, meta) = match read_input(&args) {
         Ok(b) => b,
         Err(msg) => {
-            eprintln!("error: {msg}");
+            crate::errln!("error: {msg}");
             return 2;
         }
     };
+    let meta = meta.unwrap_or_default();
+    // A .vec file's own kind, profile and role apply unless the command line says otherwise.
+    let kind = match (args.kind, meta.kind.as_deref()) {
+        (Some(k), _) => k,
+        (None, Some(k)) => match Kind::from_str(k, false) {
+            Ok(k) => k,
+            Err(_) => {
+                crate::errln!("error: the vector file's kind {k:?} is not one decode knows");
+                return 2;
+            }
+        },
+        (None, None) => Kind::Header,
+    };
+    if args.role.is_some() && kind != Kind::Header {
+        crate::errln!("error: --role applies to --kind header only; this message is {}", kind_name(kind));
+        return 2;
+    }
     let mut profile = Profile::default();
-    for p in &args.profiles {
+    for p in meta.profile.iter().chain(&args.profiles) {
         if !profile.apply(p) {
-            eprintln!("error: unknown profile {p:?}; known: {}", Profile::NAMES.join(", "));
+            crate::errln!("error: unknown profile {p:?}; known: {}", Profile::NAMES.join(", "));
             return 2;
         }
     }
-    let role = args.role.map(|r| match r {
-        RoleArg::Call => Role::Call,
-        RoleArg::Reply => Role::Reply,
-    });
-    match describe_bytes(&bytes, args.kind, role, &profile) {
+    let role = match (args.role, meta.role.as_deref()) {
+        (Some(RoleArg::Call), _) | (None, Some("call")) => Some(Role::Call),
+        (Some(RoleArg::Reply), _) | (None, Some("reply")) => Some(Role::Reply),
+        _ => None,
+    };
+    match describe_bytes(&bytes, kind, role, &profile) {
         Ok((title, v)) => {
             if args.json {
-                println!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
+                outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
             } else {
-                print!("{}", text::render(title, &v));
+                crate::output::stdout_str(&text::render(title, &v));
             }
             0
         }
         Err(e) => {
             if args.json {
-                println!("{}", json!({ "error": describe::error(&e) }));
+                outln!("{}", json!({ "error": describe::error(&e) }));
             } else {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
             }
             1
         }
     }
 }
 
-fn read_input(args: &DecodeArgs) -> Result<Vec<u8>, String> {
+fn kind_name(k: Kind) -> String {
+    k.to_possible_value().map_or_else(|| format!("{k:?}"), |v| v.get_name().to_string())
+}
+
+fn read_input(args: &DecodeArgs) -> Result<(Vec<u8>, Option<input::VectorMeta>), String> {
     let contents = match (&args.hex, &args.file) {
-        (_, Some(path)) => std::fs::read(path).map_err(|e| format!("{}: {e}", path.display()))?,
-        (Some(h), None) if h == "-" => {
-            let mut buf = Vec::new();
-            std::io::stdin().read_to_end(&mut buf).map_err(|e| format!("stdin: {e}"))?;
-            buf
+        (_, Some(path)) => {
+            let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            input::read_bounded(f, &path.display().to_string()).map_err(|e| e.to_string())?
         }
-        (Some(h), None) => return input::parse_hex(h).map_err(|e| e.to_string()),
+        (Some(h), None) if h == "-" => {
+            input::read_bounded(std::io::stdin().lock(), "standard input").map_err(|e| e.to_string())?
+        }
+        (Some(h), None) => {
+            if h.len() > input::MAX_INPUT {
+                return Err(format!("the argument is more than {} KiB of hex", input::MAX_INPUT >> 10));
+            }
+            return input::parse_hex(h).and_then(input::check_size).map(|b| (b, None)).map_err(|e| e.to_string());
+        }
         (None, None) => return Err("give the message as HEX, --file F, or - for standard input".into()),
     };
-    input::from_contents(contents).map_err(|e| e.to_string())
+    input::from_contents_meta(contents).map_err(|e| e.to_string())
 }
 
 /// Decodes `bytes` as `kind`: a title and the description tree.
@@ -149,15 +184,37 @@ fn facts(bytes: &[u8], kind: &str, role: Option<Role>, profile: &Profile) -> Res
     let d = rpcrdma_vectors::summarize(&v, profile)?;
     let mut o = serde_json::Map::new();
     for (name, value) in d.facts {
-        let v = match value.parse::<u64>() {
-            Ok(n) => json!(n),
-            Err(_) if value == "true" || value == "false" => json!(value == "true"),
-            Err(_) => json!(value),
-        };
+        let v = fact_value(&name, &value);
+        // The Version One decoding's `read_chunks` lists the chunks; the summary's is a count.
+        let name = if name == "read_chunks" { "read_chunk_count".to_string() } else { name };
         o.insert(name, v);
     }
     if let Some(vs) = d.violations {
         o.insert("violations".into(), json!(vs));
     }
     Ok(Value::Object(o))
+}
+
+/// Facts that are opaque bytes in hex, bit lists or names, whatever their digits look like.
+const STRING_FACTS: [&str; 6] = [".data", ".bits", "rdma_optinfo", "rdma_extra", "rdma_err", "machinename"];
+
+/// A fact's JSON value, typed as the Version One decoding types the same field: decimal and
+/// `0x` hexadecimal numbers (XIDs, handles) are numbers, `true`/`false` booleans, opaque
+/// bytes, bit lists and error names strings (one JSON type per field, whatever the value).
+fn fact_value(name: &str, value: &str) -> Value {
+    if STRING_FACTS.iter().any(|s| name.ends_with(s)) {
+        return json!(value);
+    }
+    if let Ok(n) = value.parse::<u64>() {
+        return json!(n);
+    }
+    if let Some(h) = value.strip_prefix("0x").filter(|h| !h.is_empty() && h.len() <= 16) {
+        if let Ok(n) = u64::from_str_radix(h, 16) {
+            return json!(n);
+        }
+    }
+    match value {
+        "true" | "false" => json!(value == "true"),
+        _ => json!(value),
+    }
 }

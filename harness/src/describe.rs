@@ -54,7 +54,8 @@ pub fn v1_message(m: &Message<'_>, role: Option<Role>) -> Value {
     }
     if let Body::Error(e) = h.body {
         let mut err = Map::new();
-        err.insert("rdma_err".into(), e.name().map_or(json!(e.code()), |n| json!(n)));
+        // A name, or the code in decimal when it has none: a string either way.
+        err.insert("rdma_err".into(), e.name().map_or_else(|| json!(e.code().to_string()), |n| json!(n)));
         match e {
             ErrorBody::Vers { low, high } => {
                 err.insert("rdma_vers_low".into(), json!(low));
@@ -104,7 +105,8 @@ fn flavor_name(f: u32) -> Value {
         flavor::AUTH_SHORT => json!("AUTH_SHORT"),
         flavor::AUTH_DH => json!("AUTH_DH"),
         flavor::RPCSEC_GSS => json!("RPCSEC_GSS"),
-        other => json!(other),
+        // A string either way: the name, or the number in decimal when it has none.
+        other => json!(other.to_string()),
     }
 }
 

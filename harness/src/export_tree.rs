@@ -30,7 +30,7 @@ pub fn run(dir: &Path) -> i32 {
     match write_node(&tree, tree.root(), dir) {
         Ok(()) => 0,
         Err(e) => {
-            eprintln!("error: {}: {e}", dir.display());
+            crate::errln!("error: {}: {e}", dir.display());
             2
         }
     }

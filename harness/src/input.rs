@@ -1,9 +1,20 @@
 //! Reading the bytes to decode: a hex argument, a file, or standard input.
 //! Text made only of hex digits, whitespace, `:` and `|` (after dropping `#` comments) is
-//! read as hex; a `.vec` golden-vector file contributes the lines after its `hex:` key;
+//! read as hex; so is the harness's own hex dump (an offset column, two spaces, the bytes);
+//! a `.vec` golden-vector file contributes its bytes and its `kind:`, `profile:` and `role:`;
 //! anything else is taken as raw bytes.
+//!
+//! Input is bounded: at most [`MAX_INPUT`] bytes are read, and the message is at most
+//! [`MAX_MESSAGE`] bytes, so memory stays proportional to a real message whatever is fed in.
 
 use std::fmt;
+use std::io::Read;
+
+/// The most input read (file, standard input or argument): 1 MiB.
+pub const MAX_INPUT: usize = 1 << 20;
+/// The largest message decoded: 256 KiB, the largest inline message RFC 8797 private data
+/// can advertise (a transport header alone is at most a few KiB).
+pub const MAX_MESSAGE: usize = 256 << 10;
 
 #[derive(Debug, PartialEq, Eq)]
 pub struct InputError(pub String);
@@ -33,16 +44,97 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, InputError> {
     Ok((0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap()).collect())
 }
 
-/// Interprets file or stdin contents: a `.vec` file's hex, hex text, or raw bytes.
-pub fn from_contents(raw: Vec<u8>) -> Result<Vec<u8>, InputError> {
-    let Ok(text) = std::str::from_utf8(&raw) else { return Ok(raw) };
+/// Reads at most [`MAX_INPUT`] bytes from `r`; more is an error that says why.
+pub fn read_bounded(r: impl Read, what: &str) -> Result<Vec<u8>, InputError> {
+    let mut buf = Vec::new();
+    r.take(MAX_INPUT as u64 + 1).read_to_end(&mut buf).map_err(|e| InputError(format!("{what}: {e}")))?;
+    if buf.len() > MAX_INPUT {
+        return Err(too_large(what));
+    }
+    Ok(buf)
+}
+
+fn too_large(what: &str) -> InputError {
+    InputError(format!(
+        "{what}: more than {} KiB of input; a transport header is at most a few KiB and an inline \
+         message at most {} KiB (RFC 8797), so this cannot be one message",
+        MAX_INPUT >> 10,
+        MAX_MESSAGE >> 10
+    ))
+}
+
+/// Refuses a message larger than [`MAX_MESSAGE`].
+pub fn check_size(bytes: Vec<u8>) -> Result<Vec<u8>, InputError> {
+    if bytes.len() > MAX_MESSAGE {
+        return Err(InputError(format!(
+            "the message is {} bytes; the largest inline message is {} KiB (RFC 8797)",
+            bytes.len(),
+            MAX_MESSAGE >> 10
+        )));
+    }
+    Ok(bytes)
+}
+
+/// The bytes of a hex dump as the harness prints it (`0000  00000001 00000001 ...`, 16
+/// bytes a line, each line's offset the count of bytes before it), or None when `text` is not
+/// one. Lines of `... N bytes in all` are skipped.
+pub fn parse_dump(text: &str) -> Option<Vec<u8>> {
+    let mut bytes = Vec::new();
+    let mut lines = 0;
+    for line in text.lines() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') || (line.starts_with("...") && line.ends_with("bytes in all")) {
+            continue;
+        }
+        let (offset, rest) = line.split_once("  ")?;
+        if offset.len() < 4 || !offset.chars().all(|c| c.is_ascii_hexdigit()) {
+            return None;
+        }
+        if usize::from_str_radix(offset, 16).ok()? != bytes.len() {
+            return None;
+        }
+        let b = parse_hex(rest).ok()?;
+        if b.is_empty() || b.len() > 16 {
+            return None;
+        }
+        bytes.extend(b);
+        lines += 1;
+    }
+    (lines > 0).then_some(bytes)
+}
+
+/// What a `.vec` golden-vector file says about its bytes.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct VectorMeta {
+    pub kind: Option<String>,
+    pub profile: Vec<String>,
+    pub role: Option<String>,
+}
+
+/// Interprets file or stdin contents: a `.vec` file's hex (with its kind, profile and role),
+/// a hex dump, hex text, or raw bytes.
+pub fn from_contents_meta(raw: Vec<u8>) -> Result<(Vec<u8>, Option<VectorMeta>), InputError> {
+    let Ok(text) = std::str::from_utf8(&raw) else { return Ok((check_size(raw)?, None)) };
     if let Some(i) = text.find("\nhex:").map(|i| i + 1).or_else(|| text.starts_with("hex:").then_some(0)) {
-        return parse_hex(&text[i + 4..]);
+        let meta = match rpcrdma_vectors::Vector::parse(text) {
+            Ok(v) => VectorMeta { kind: Some(v.kind), profile: v.profile, role: v.role },
+            // Not a whole vector (a `hex:` block alone): its bytes, nothing else.
+            Err(_) => VectorMeta::default(),
+        };
+        return Ok((check_size(parse_hex(&text[i + 4..])?)?, Some(meta)));
+    }
+    if let Some(b) = parse_dump(text) {
+        return Ok((check_size(b)?, None));
     }
     match parse_hex(text) {
-        Ok(b) if !b.is_empty() => Ok(b),
-        _ => Ok(raw),
+        Ok(b) if !b.is_empty() => Ok((check_size(b)?, None)),
+        _ => Ok((check_size(raw)?, None)),
     }
+}
+
+/// Interprets file or stdin contents: a `.vec` file's hex, a hex dump, hex text, or raw bytes.
+pub fn from_contents(raw: Vec<u8>) -> Result<Vec<u8>, InputError> {
+    from_contents_meta(raw).map(|(b, _)| b)
 }
 
 #[cfg(test)]
@@ -63,5 +155,26 @@ mod tests {
         let raw = vec![0u8, 0, 0, 1, 0xff];
         assert_eq!(from_contents(raw.clone()).unwrap(), raw);
         assert_eq!(from_contents(b"  \n".to_vec()).unwrap(), b"  \n".to_vec());
+    }
+
+    #[test]
+    fn hex_dumps_with_an_offset_column() {
+        let dump = "    0000  00000001 00000002 00000003 00000004\n    0010  0a0b\n";
+        assert_eq!(
+            from_contents(dump.as_bytes().to_vec()).unwrap(),
+            [0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 3, 0, 0, 0, 4, 10, 11]
+        );
+        // An offset that does not count the bytes before it: not a dump.
+        assert_eq!(parse_dump("0000  00000001\n0020  00000002\n"), None);
+        assert_eq!(parse_dump("00000001 00000002\n"), None);
+    }
+
+    #[test]
+    fn bounded() {
+        assert!(read_bounded(std::io::repeat(0).take(MAX_INPUT as u64), "x").is_ok());
+        let e = read_bounded(std::io::repeat(0), "stdin").unwrap_err();
+        assert!(e.0.contains("stdin") && e.0.contains("1024 KiB"), "{e}");
+        assert!(check_size(vec![0; MAX_MESSAGE]).is_ok());
+        assert!(check_size(vec![0; MAX_MESSAGE + 1]).is_err());
     }
 }

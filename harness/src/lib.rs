@@ -2,16 +2,19 @@
 //! JUnit, RoCEv2 pcap), so tests and other tools can reuse them. The binary `rpcrdma-harness`
 //! is a thin command-line front end over these modules.
 
+pub mod args;
 pub mod bench_null;
 pub mod decode;
 pub mod describe;
 pub mod export_tree;
 pub mod input;
 pub mod matrix;
+pub mod output;
 pub mod peer;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod signals;
 pub mod text;
 pub mod vectors_cmd;
 pub mod verbs;

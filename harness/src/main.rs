@@ -1,16 +1,19 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{bench_null, decode, export_tree, matrix, run, serve, vectors_cmd};
+use rpcrdma_harness::{bench_null, decode, export_tree, matrix, output, run, serve, signals, vectors_cmd};
 
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
-
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, Parser, Subcommand};
 
 /// RPC-over-RDMA conformance toolkit.
 #[derive(Debug, Parser)]
 #[command(name = "rpcrdma-harness", version, about, long_about = None)]
+#[command(after_help = "Exit status: 0 all as expected, 1 a check failed, 2 usage or environment error, \
+3 peer unreachable, 130/143 interrupted by SIGINT/SIGTERM.")]
 struct Cli {
+    /// Colour the text: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always, or
+    /// never. never also prints ASCII marks (+ x) for ✔ and ×, as does a non-UTF-8 locale.
+    #[arg(long, global = true, value_enum, value_name = "WHEN", default_value_t = output::ColorChoice::Auto)]
+    color: output::ColorChoice,
     #[command(subcommand)]
     command: Command,
 }
@@ -21,15 +24,8 @@ enum Command {
     Run(run::RunArgs),
     /// Act as the responder and judge the requester that connects (the client catalogue).
     Serve(serve::ServeArgs),
-    /// List the checks with their requirements.
-    List {
-        /// IDs, prefixes or groups to list.
-        #[arg(value_name = "SELECTOR")]
-        select: Vec<String>,
-        /// Also print each requirement, the acceptable outcomes and the rationale.
-        #[arg(short, long)]
-        verbose: bool,
-    },
+    /// List the checks with their requirements (client checks, judged by serve, are marked).
+    List(run::ListArgs),
     /// Decode a transport header (v1 or v2), an RPC message, CM private data, or a CCP message.
     Decode(decode::DecodeArgs),
     /// Every check against every peer configuration, from JSON reports (Markdown and HTML).
@@ -37,6 +33,13 @@ enum Command {
     /// Golden vectors.
     #[command(subcommand)]
     Vectors(vectors_cmd::VectorsCommand),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to standard output.
+    Completions {
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the manual page (roff) to standard output.
+    Man,
     /// NULL calls per second against a peer at queue depth 1 and at the full credit window.
     #[command(hide = true)]
     BenchNull(bench_null::BenchArgs),
@@ -45,27 +48,52 @@ enum Command {
     ExportTree { dir: std::path::PathBuf },
 }
 
-fn main() {
-    let cli = Cli::parse();
-    let code = match cli.command {
-        Command::Run(args) => {
-            let interrupt = Arc::new(AtomicBool::new(false));
-            let flag = interrupt.clone();
-            // Ctrl-C: finish the current check, skip the rest, write the reports.
-            let _ = ctrlc::set_handler(move || {
-                if flag.swap(true, Ordering::SeqCst) {
-                    std::process::exit(130);
-                }
-            });
-            run::run(args, interrupt)
+fn man() -> i32 {
+    let mut buf = Vec::new();
+    match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
+        Ok(()) => {
+            output::stdout_str(&String::from_utf8_lossy(&buf));
+            0
         }
+        Err(e) => {
+            rpcrdma_harness::errln!("error: {e}");
+            2
+        }
+    }
+}
+
+fn completions(shell: clap_complete::Shell) -> i32 {
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut Cli::command(), "rpcrdma-harness", &mut buf);
+    output::stdout_str(&String::from_utf8_lossy(&buf));
+    0
+}
+
+fn main() {
+    // SIGINT/SIGTERM: finish the current step, write the reports, exit 130/143; twice: abort.
+    signals::install();
+    let cli = Cli::parse();
+    output::configure(cli.color);
+    let code = match cli.command {
+        Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
-        Command::List { select, verbose } => run::list(&select, verbose),
+        Command::List(args) => run::list(args),
         Command::Decode(args) => decode::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),
+        Command::Completions { shell } => completions(shell),
+        Command::Man => man(),
         Command::ExportTree { dir } => export_tree::run(&dir),
         Command::BenchNull(args) => bench_null::run(args),
+    };
+    let code = match output::finish() {
+        Some(e) => {
+            rpcrdma_harness::errln!("error: cannot write standard output: {e}");
+            2
+        }
+        // A run the signal cut short never reads as complete, whatever the subcommand.
+        None if code != 2 => signals::exit_code().unwrap_or(code),
+        None => code,
     };
     std::process::exit(code);
 }

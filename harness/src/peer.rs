@@ -45,40 +45,53 @@ pub fn parse_addr(addr: &str) -> Result<(String, u16), PeerError> {
 /// (otherwise an Environment error, one line, saying which is missing).
 pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
     let (host, port) = parse_addr(addr)?;
+    // A name that does not resolve is that, whatever this machine's verbs support.
+    resolve(&host, port)?;
     let c = crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)?;
     Ok(Box::new(c))
 }
 
+/// The first address `host` resolves to; an error names the host.
+pub fn resolve(host: &str, port: u16) -> Result<std::net::SocketAddr, PeerError> {
+    (host, port)
+        .to_socket_addrs()
+        .map_err(|e| PeerError::Usage(format!("cannot resolve {host}: {e}")))?
+        .next()
+        .ok_or_else(|| PeerError::Usage(format!("cannot resolve {host}: no address")))
+}
+
 /// Serves requesters over verbs on `addr` with the reference responder granting `grant`
 /// credits, until no requester has been connected for `idle`, or `max_time` has passed; the
-/// observed connections and a description of the transport.
+/// observed connections and a description of the transport. `interrupt` (a signal) stops it
+/// too, after the current accept.
 pub fn serve(
     addr: &str,
     grant: u32,
     idle: Duration,
     max_time: Duration,
+    interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<ObservedConnection>, String), PeerError> {
     let (host, port) = parse_addr(addr)?;
+    let ip = resolve(&host, port)?;
     crate::verbs::check_environment().map_err(PeerError::Environment)?;
-    let ip = (host.as_str(), port)
-        .to_socket_addrs()
-        .map_err(|e| PeerError::Usage(format!("{host}: {e}")))?
-        .next()
-        .ok_or_else(|| PeerError::Usage(format!("{host}: no address")))?;
     let mut listener = VerbsListener::bind(ip).map_err(PeerError::Environment)?;
     let log = Log::new();
     let responder = Responder::reference(Config { credits: grant, observer: Some(log.clone()), ..Config::default() });
     let started = Instant::now();
     let mut last_activity = started;
     let mut serving: Vec<std::thread::JoinHandle<()>> = Vec::new();
-    eprintln!("serving on verbs {} (grant {grant})", listener.local_addr());
+    crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr());
     loop {
         let now = Instant::now();
         serving.retain(|t| !t.is_finished());
         if !serving.is_empty() {
             last_activity = now;
         }
-        if now - started >= max_time || (serving.is_empty() && now - last_activity >= idle) {
+        // A signal stops accepting; the connections being served are judged as observed so far.
+        if interrupt.load(std::sync::atomic::Ordering::SeqCst)
+            || now - started >= max_time
+            || (serving.is_empty() && now - last_activity >= idle)
+        {
             break;
         }
         match listener.next_request(now + Duration::from_millis(200)) {

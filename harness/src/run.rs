@@ -1,21 +1,21 @@
 //! `rpcrdma-harness run`: select checks, run them against the embedded reference responder
 //! or a peer, judge them (strict mode, expectation profile), write the reports.
 
-use std::io::{IsTerminal, Write};
+use std::io::IsTerminal;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::catalogue;
-use rpcrdma_conformance::engine::{run_checks, Check, RunOptions};
+use rpcrdma_conformance::engine::{run_checks, Check, CheckInfo, RunOptions};
 use rpcrdma_conformance::expectations::{judge, Expectations};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::Connector;
 
-use crate::report::{self, Run};
+use crate::output::plural;
+use crate::report::{self, Metadata, Run};
+use crate::{outln, signals, textln};
 
 /// Exit codes (h2spec / NFStest conventions).
 pub const EXIT_OK: i32 = 0;
@@ -40,49 +40,105 @@ pub struct RunArgs {
     /// A reviewed expectation profile (JSON) for this peer.
     #[arg(long, value_name = "PROFILE")]
     expect: Option<PathBuf>,
-    /// Seconds to wait for each expected reply.
-    #[arg(long, value_name = "SECS", default_value_t = 2.0)]
-    timeout: f64,
+    /// Seconds to wait for each expected reply (more than 0, at most 3600).
+    #[arg(long, value_name = "SECS", default_value = "2", value_parser = crate::args::timeout, allow_negative_numbers = true)]
+    timeout: Duration,
     #[command(flatten)]
     outputs: report::Outputs,
+    #[command(flatten)]
+    text: TextArgs,
     /// Make the embedded responder misbehave (for testing the harness itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     fault: Vec<String>,
 }
 
-/// Whether `check` matches a selector: its exact ID, a prefix of it ending at a `/` or at a
-/// section-number `.` (so `rfc8166/4.5` selects 4.5, 4.5.1, 4.5.2 but not 4.50), or a group.
-pub fn matches(check: &Check, selector: &str) -> bool {
-    let s = selector.trim_end_matches('/');
-    check.info.id == s
-        || check.info.id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/') || rest.starts_with('.'))
-        || check.info.groups.contains(&s)
+/// How the text is printed (`run` and `serve`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct TextArgs {
+    /// Print only the closing line (`N passed, N failed, N skipped`) and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
 }
 
-/// The checks a selection names, in catalogue order; an error names a selector matching nothing.
+/// A check of either catalogue, for `list`.
+#[derive(Debug, Clone, Copy)]
+pub struct Entry {
+    pub info: &'static CheckInfo,
+    /// A client check: judged by `serve`, not run by `run`.
+    pub client: bool,
+}
+
+/// Every check: the server catalogue in run order, then the client checks.
+pub fn entries() -> Vec<Entry> {
+    let server = catalogue::all().into_iter().map(|c| Entry { info: &c.info, client: false });
+    server.chain(catalogue::client::CHECKS.iter().map(|c| Entry { info: &c.info, client: true })).collect()
+}
+
+/// Whether a check (its ID and groups) matches a selector: its exact ID, a prefix of it
+/// ending at a `/` or at a section-number `.` (so `rfc8166/4.5` selects 4.5, 4.5.1, 4.5.2 but
+/// not 4.50), or a group.
+pub fn id_matches(id: &str, groups: &[&str], selector: &str) -> bool {
+    let s = selector.trim_end_matches('/');
+    id == s
+        || id.strip_prefix(s).is_some_and(|rest| rest.starts_with('/') || rest.starts_with('.'))
+        || groups.contains(&s)
+}
+
+/// Whether `check` matches a selector (see [`id_matches`]).
+pub fn matches(check: &Check, selector: &str) -> bool {
+    id_matches(check.info.id, check.info.groups, selector)
+}
+
+/// The checks a selection names, in catalogue order; an error names a selector matching
+/// nothing, and says so when the selection is empty after the exclusions.
 pub fn select(select: &[String], exclude: &[String]) -> Result<Vec<&'static Check>, String> {
     let all = catalogue::all();
     for s in select.iter().chain(exclude) {
         if !all.iter().any(|c| matches(c, s)) {
+            if catalogue::client::CHECKS.iter().any(|c| id_matches(c.info.id, c.info.groups, s)) {
+                return Err(format!("{s:?} names only client checks: `rpcrdma-harness serve` judges those"));
+            }
             return Err(format!("{s:?} matches no check (see `rpcrdma-harness list`)"));
         }
     }
-    Ok(all
+    let chosen: Vec<&'static Check> = all
         .into_iter()
         .filter(|c| select.is_empty() || select.iter().any(|s| matches(c, s)))
         .filter(|c| !exclude.iter().any(|s| matches(c, s)))
-        .collect())
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!(
+            "the selection is empty: --exclude {} leaves out every check {}",
+            exclude.join(" --exclude "),
+            if select.is_empty() { "there is".to_string() } else { format!("that {} selects", select.join(" ")) }
+        ));
+    }
+    Ok(chosen)
 }
 
 fn embedded(faults: Faults) -> EmulatedConnector<Responder> {
     EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
 }
 
-pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
+/// The exit status for a finished (or interrupted) run: a report that could not be written
+/// is 2, an interrupted run 128 + the signal, any failure 1, else 0.
+pub fn exit_status(wrote: bool, failed: usize) -> i32 {
+    if !wrote {
+        EXIT_USAGE
+    } else if let Some(code) = signals::exit_code() {
+        code
+    } else if failed > 0 {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}
+
+pub fn run(args: RunArgs) -> i32 {
     let checks = match select(&args.select, &args.exclude) {
         Ok(c) => c,
         Err(e) => {
-            eprintln!("error: {e}");
+            crate::errln!("error: {e}");
             return EXIT_USAGE;
         }
     };
@@ -90,17 +146,16 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
         Ok(p) => p,
         Err(code) => return code,
     };
-    if !(args.timeout > 0.0 && args.timeout.is_finite()) {
-        eprintln!("error: --timeout must be a positive number of seconds");
-        return EXIT_USAGE;
-    }
     let mut faults = Faults::default();
     for f in &args.fault {
         if !faults.set(f) {
-            eprintln!("error: unknown fault {f:?}; known: {}", Faults::NAMES.join(", "));
+            crate::errln!("error: unknown fault {f:?}; known: {}", Faults::NAMES.join(", "));
             return EXIT_USAGE;
         }
     }
+    crate::output::text_to_stderr(args.outputs.report_on_stdout());
+    crate::output::reconfigure();
+    let quiet = args.text.quiet;
     let (mut connector, peer, transport): (Box<dyn Connector>, String, String) = match &args.peer {
         None => (Box::new(embedded(faults)), "embedded reference responder".into(), "emulated".into()),
         Some(addr) => match crate::peer::connector(addr) {
@@ -108,49 +163,61 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
                 let d = c.describe();
                 (c, addr.clone(), d)
             }
-            Err(crate::peer::PeerError::Usage(e)) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-            Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
+            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
+                crate::errln!("error: {e}");
                 return EXIT_USAGE;
             }
         },
     };
-    let options = RunOptions { timeout: Duration::from_secs_f64(args.timeout), ..RunOptions::default() };
+    let options = RunOptions { timeout: args.timeout, ..RunOptions::default() };
 
     // A peer that cannot be reached at all is exit 3, before running anything.
     if args.peer.is_some() {
         if let Err(e) = connector.connect(&[], Instant::now() + options.timeout) {
-            eprintln!("error: cannot reach {peer}: {e}");
+            crate::errln!("error: cannot reach {peer}: {e}");
             return EXIT_UNREACHABLE;
         }
     }
+    // Every report destination is checked before the first check runs.
+    let mut outputs = match args.outputs.prepare() {
+        Ok(p) => p,
+        Err(e) => {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
 
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let progress = std::io::stderr().is_terminal();
+    let progress = !quiet && std::io::stderr().is_terminal();
     let total = checks.len();
-    let mut out = std::io::stdout();
-    println!("rpcrdma-harness {} against {peer} ({} checks)", env!("CARGO_PKG_VERSION"), total);
+    if !quiet {
+        textln!("rpcrdma-harness {} against {peer} ({})", report::VERSION, plural(total, "check", "checks"));
+    }
     let strict = args.strict;
-    let results = run_checks(&checks, connector.as_mut(), &options, &interrupt, |i, r| {
+    let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |i, r| {
         let j = judge(r, strict, profile.as_ref());
         if progress {
-            eprint!("\r\x1b[K");
+            crate::err!("\r\x1b[K");
         }
-        let _ = writeln!(out, "{}", report::text::line(r, &j));
-        if j.status.is_failure() {
-            let _ = write!(out, "{}", report::text::details(r, &j));
+        if !quiet {
+            textln!("{}", report::text::line(r, &j));
+            if j.status.is_failure() {
+                crate::output::text_str(&report::text::details(r, &j));
+            }
         }
         if progress && i + 1 < total {
-            eprint!("[{}/{total}] {}", i + 2, checks[i + 1].info.id);
+            crate::err!("[{}/{total}] {}", i + 2, checks[i + 1].info.id);
         }
-        let _ = out.flush();
     });
     let judged: Vec<_> = results.iter().map(|r| judge(r, strict, profile.as_ref())).collect();
-    let interrupted = interrupt.load(Ordering::SeqCst);
+    let interrupted = signals::received().is_some();
+    let meta = Metadata {
+        select: args.select.clone(),
+        exclude: args.exclude.clone(),
+        profile_path: args.expect.as_ref().map(|p| p.display().to_string()),
+        ..Metadata::new("run")
+    };
     let run = Run {
         peer,
         transport,
@@ -161,51 +228,111 @@ pub fn run(args: RunArgs, interrupt: Arc<AtomicBool>) -> i32 {
         duration: started.elapsed(),
         results: &results,
         judged: &judged,
+        meta,
     };
-    let write_failed = !report::write_files(&run, &args.outputs);
-    if interrupted {
-        println!("interrupted: the remaining checks were skipped");
+    let wrote = report::write_files(&run, &mut outputs);
+    if interrupted && !quiet {
+        textln!("interrupted: the remaining checks were skipped");
     }
     let totals = run.totals();
-    println!("{}", report::closing_line(totals));
-    if write_failed {
-        EXIT_USAGE
-    } else if totals.failed > 0 {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
-    }
+    textln!("{}", report::closing_line(totals));
+    exit_status(wrote, totals.failed)
 }
 
-/// Loads an expectation profile; Err(exit code) after saying why.
+/// Loads an expectation profile and checks that every entry names a known check (a typo
+/// would otherwise hide a divergence); Err(exit code) after saying why.
 pub fn load_profile(path: Option<&std::path::Path>) -> Result<Option<Expectations>, i32> {
     let Some(path) = path else { return Ok(None) };
-    match std::fs::read_to_string(path).map_err(|e| e.to_string()).and_then(|t| Expectations::from_json(&t)) {
+    let known = entries();
+    let loaded = std::fs::read_to_string(path)
+        .map_err(|e| e.to_string())
+        .and_then(|t| Expectations::from_json(&t))
+        .and_then(|p| p.check_ids(|id| known.iter().any(|e| e.info.id == id)).map(|()| p));
+    match loaded {
         Ok(p) => Ok(Some(p)),
         Err(e) => {
-            eprintln!("error: expectation profile {}: {e}", path.display());
+            crate::errln!("error: expectation profile {}: {e}", path.display());
             Err(EXIT_USAGE)
         }
     }
 }
 
-/// `rpcrdma-harness list`: every check with its requirement.
-pub fn list(select_args: &[String], verbose: bool) -> i32 {
-    let checks = match select(select_args, &[]) {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("error: {e}");
+#[derive(Debug, Args)]
+pub struct ListArgs {
+    /// IDs, prefixes or groups to list.
+    #[arg(value_name = "SELECTOR")]
+    select: Vec<String>,
+    /// Also print each requirement, the acceptable outcomes and the rationale.
+    #[arg(short, long)]
+    verbose: bool,
+    /// Print one JSON object: `{"checks": [...]}` with every field (and `client`).
+    #[arg(long, conflicts_with = "groups")]
+    json: bool,
+    /// List the groups (for selectors) with how many checks each has.
+    #[arg(long)]
+    groups: bool,
+}
+
+/// `rpcrdma-harness list`: every check with its requirement; client checks (judged by
+/// `serve`) are marked `[client]`.
+pub fn list(args: ListArgs) -> i32 {
+    let all = entries();
+    for s in &args.select {
+        if !all.iter().any(|e| id_matches(e.info.id, e.info.groups, s)) {
+            crate::errln!("error: {s:?} matches no check");
             return EXIT_USAGE;
         }
-    };
-    for c in &checks {
-        println!("{}  [{}]  ({})", c.info.id, c.info.key_word.as_str(), c.info.groups.join(", "));
-        if verbose {
-            println!("    requirement: {}", c.info.requirement);
-            println!("    acceptable:  {}", c.info.acceptable);
-            println!("    rationale:   {}", c.info.rationale);
+    }
+    let chosen: Vec<Entry> = all
+        .into_iter()
+        .filter(|e| args.select.is_empty() || args.select.iter().any(|s| id_matches(e.info.id, e.info.groups, s)))
+        .collect();
+    if args.groups {
+        let mut groups: Vec<(&str, usize)> = Vec::new();
+        for e in &chosen {
+            for g in e.info.groups {
+                match groups.iter_mut().find(|(n, _)| n == g) {
+                    Some((_, n)) => *n += 1,
+                    None => groups.push((g, 1)),
+                }
+            }
+        }
+        groups.sort();
+        for (g, n) in &groups {
+            outln!("{g}  ({})", plural(*n, "check", "checks"));
+        }
+        outln!("{}", plural(groups.len(), "group", "groups"));
+        return EXIT_OK;
+    }
+    if args.json {
+        let checks: Vec<serde_json::Value> = chosen
+            .iter()
+            .map(|e| {
+                serde_json::json!({
+                    "id": e.info.id,
+                    "key_word": e.info.key_word.as_str(),
+                    "requirement": e.info.requirement,
+                    "acceptable": e.info.acceptable,
+                    "rationale": e.info.rationale,
+                    "groups": e.info.groups,
+                    "client": e.client,
+                })
+            })
+            .collect();
+        let v = serde_json::json!({ "checks": checks });
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
+        return EXIT_OK;
+    }
+    for e in &chosen {
+        let client = if e.client { "  [client: judged by serve]" } else { "" };
+        outln!("{}  [{}]  ({}){client}", e.info.id, e.info.key_word.as_str(), e.info.groups.join(", "));
+        if args.verbose {
+            outln!("    requirement: {}", e.info.requirement);
+            outln!("    acceptable:  {}", e.info.acceptable);
+            outln!("    rationale:   {}", e.info.rationale);
         }
     }
-    println!("{} checks", checks.len());
+    let clients = chosen.iter().filter(|e| e.client).count();
+    outln!("{} ({} client)", plural(chosen.len(), "check", "checks"), clients);
     EXIT_OK
 }

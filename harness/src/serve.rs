@@ -13,8 +13,10 @@ use rpcrdma_peers::requester::{workload, RequesterFaults, RequesterOptions};
 use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
 
-use crate::report::{self, Run};
-use crate::run::{load_profile, EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::output::plural;
+use crate::report::{self, Metadata, Run};
+use crate::run::{exit_status, load_profile, TextArgs, EXIT_USAGE};
+use crate::{signals, textln};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -24,15 +26,16 @@ pub struct ServeArgs {
     /// Judge the embedded reference requester over the emulated transport instead.
     #[arg(long)]
     self_test: bool,
-    /// Credits granted in every reply (1 tests requesters at the smallest window).
-    #[arg(long, default_value_t = 32)]
+    /// Credits granted in every reply, 1 to 65536 (1 tests requesters at the smallest window;
+    /// a Receive is posted per credit, and no RDMA receive queue is deeper than that).
+    #[arg(long, default_value = "32", value_parser = crate::args::grant, allow_negative_numbers = true)]
     grant: u32,
-    /// Stop when no requester has been connected for this many seconds.
-    #[arg(long, value_name = "SECS", default_value_t = 5.0)]
-    idle: f64,
-    /// Stop after this many seconds in any case.
-    #[arg(long, value_name = "SECS", default_value_t = 600.0)]
-    max_time: f64,
+    /// Stop when no requester has been connected for this many seconds (at most a week).
+    #[arg(long, value_name = "SECS", default_value = "5", value_parser = crate::args::serve_secs, allow_negative_numbers = true)]
+    idle: Duration,
+    /// Stop after this many seconds in any case (at most a week).
+    #[arg(long, value_name = "SECS", default_value = "600", value_parser = crate::args::serve_secs, allow_negative_numbers = true)]
+    max_time: Duration,
     /// Count SHOULD and MAY deviations as failures.
     #[arg(long)]
     strict: bool,
@@ -41,6 +44,8 @@ pub struct ServeArgs {
     expect: Option<PathBuf>,
     #[command(flatten)]
     outputs: report::Outputs,
+    #[command(flatten)]
+    text: TextArgs,
 }
 
 fn self_test(grant: u32) -> Vec<ObservedConnection> {
@@ -54,75 +59,89 @@ fn self_test(grant: u32) -> Vec<ObservedConnection> {
     };
     let mut conn = EmulatedConnector::new(Responder::reference(config));
     if let Err(e) = workload(&mut conn, &RequesterOptions::default(), &RequesterFaults::default()) {
-        eprintln!("note: the reference requester stopped early: {e}");
+        crate::errln!("note: the reference requester stopped early: {e}");
     }
     std::thread::sleep(Duration::from_millis(50));
     log.snapshot()
 }
 
 pub fn run(args: ServeArgs) -> i32 {
-    if args.grant == 0 {
-        eprintln!("error: --grant must be at least 1 (RFC 8166 3.3.1: a zero grant deadlocks)");
-        return EXIT_USAGE;
-    }
     let profile = match load_profile(args.expect.as_deref()) {
         Ok(p) => p,
         Err(code) => return code,
     };
+    if !args.self_test && args.listen.is_none() {
+        crate::errln!("error: give --listen ADDR[:PORT] or --self-test");
+        return EXIT_USAGE;
+    }
+    crate::output::text_to_stderr(args.outputs.report_on_stdout());
+    crate::output::reconfigure();
+    let quiet = args.text.quiet;
+    let mut outputs = match args.outputs.prepare() {
+        Ok(p) => p,
+        Err(e) => {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
+    if !quiet {
+        let what = match &args.listen {
+            Some(addr) => format!("requesters on {addr}"),
+            None => "the embedded reference requester".to_string(),
+        };
+        textln!("rpcrdma-harness {} serving {what} (grant {})", report::VERSION, args.grant);
+    }
     let (observed, peer, transport) = if args.self_test {
         (self_test(args.grant), "embedded reference requester".to_string(), "emulated".to_string())
-    } else if let Some(addr) = &args.listen {
-        match crate::peer::serve(
-            addr,
-            args.grant,
-            Duration::from_secs_f64(args.idle),
-            Duration::from_secs_f64(args.max_time),
-        ) {
+    } else {
+        let addr = args.listen.as_deref().unwrap_or_default();
+        match crate::peer::serve(addr, args.grant, args.idle, args.max_time, &signals::INTERRUPT) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
+                crate::errln!("error: {e}");
                 return EXIT_USAGE;
             }
         }
-    } else {
-        eprintln!("error: give --listen ADDR[:PORT] or --self-test");
-        return EXIT_USAGE;
     };
-    println!(
-        "rpcrdma-harness {} serving {peer}: {} connection(s), {} message(s) observed",
-        env!("CARGO_PKG_VERSION"),
-        observed.len(),
-        observed.iter().map(|c| c.events.len()).sum::<usize>()
-    );
+    if !quiet {
+        textln!(
+            "observed {}, {}",
+            plural(observed.len(), "connection", "connections"),
+            plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
+        );
+    }
     let results = judge_all(&observed);
     let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();
-    for (r, j) in results.iter().zip(&judged) {
-        println!("{}", report::text::line(r, j));
-        if j.status.is_failure() {
-            print!("{}", report::text::details(r, j));
+    if !quiet {
+        for (r, j) in results.iter().zip(&judged) {
+            textln!("{}", report::text::line(r, j));
+            if j.status.is_failure() {
+                crate::output::text_str(&report::text::details(r, j));
+            }
         }
     }
+    let interrupted = signals::received().is_some();
+    let meta =
+        Metadata { profile_path: args.expect.as_ref().map(|p| p.display().to_string()), ..Metadata::new("serve") };
     let run = Run {
         peer,
         transport,
         strict: args.strict,
         expectations: profile.as_ref().map(|p| p.peer.clone()),
-        interrupted: false,
+        interrupted,
         started_unix,
         duration: started.elapsed(),
         results: &results,
         judged: &judged,
+        meta,
     };
-    let wrote = report::write_files(&run, &args.outputs);
-    let totals = run.totals();
-    println!("{}", report::closing_line(totals));
-    if !wrote {
-        EXIT_USAGE
-    } else if totals.failed > 0 {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    let wrote = report::write_files(&run, &mut outputs);
+    if interrupted && !quiet {
+        textln!("interrupted: judged what was observed before the signal");
     }
+    let totals = run.totals();
+    textln!("{}", report::closing_line(totals));
+    exit_status(wrote, totals.failed)
 }

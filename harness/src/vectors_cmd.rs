@@ -1,9 +1,11 @@
 //! `rpcrdma-harness vectors verify [DIR]`: decode every golden vector and check it says
 //! what its file says (outcome, facts, violations, byte-identical re-encoding).
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
+
+use crate::outln;
 
 #[derive(Debug, Subcommand)]
 pub enum VectorsCommand {
@@ -20,31 +22,94 @@ pub enum VectorsCommand {
 pub fn run(cmd: VectorsCommand) -> i32 {
     let VectorsCommand::Verify { dir, verbose } = cmd;
     if !dir.is_dir() {
-        eprintln!("error: {} is not a directory of golden vectors", dir.display());
+        crate::errln!("error: {} is not a directory of golden vectors", dir.display());
         return 2;
     }
-    let results = rpcrdma_vectors::verify_dir(&dir);
+    let results = verify_dir(&dir);
     if results.is_empty() {
-        eprintln!("error: no .vec files under {}", dir.display());
+        crate::errln!("error: no .vec files under {}", dir.display());
         return 2;
     }
+    let (pass, fail) = if crate::output::ascii() { ("+", "x") } else { ("✔", "×") };
+    let (pass, fail) = (crate::output::paint(pass, "32"), crate::output::paint(fail, "1;31"));
     let mut failed = 0;
     for r in &results {
         match &r.result {
             Ok(decoding) => {
-                println!("✔ {}", r.name);
+                outln!("{} {}", pass, r.name);
                 if verbose {
                     for line in decoding.lines() {
-                        println!("    {line}");
+                        outln!("    {line}");
                     }
                 }
             }
             Err(e) => {
                 failed += 1;
-                println!("× {}: {e}", r.name);
+                outln!("{} {}: {e}", fail, r.name);
             }
         }
     }
-    println!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
+    outln!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
     i32::from(failed > 0)
+}
+
+/// One vector file's verdict: its name relative to the root and the decoding or the problem.
+struct Verdict {
+    name: String,
+    result: Result<String, String>,
+}
+
+/// Every `.vec` file under `dir`, sorted; symbolic links are not followed (no loops), and an
+/// unreadable directory is a failed entry rather than a crash.
+fn vector_files(dir: &Path, files: &mut Vec<PathBuf>, problems: &mut Vec<Verdict>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            problems.push(Verdict { name: dir.display().to_string(), result: Err(e.to_string()) });
+            return;
+        }
+    };
+    for entry in entries.flatten() {
+        let p = entry.path();
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => vector_files(&p, files, problems),
+            Ok(_) if p.extension().is_some_and(|e| e == "vec") => files.push(p),
+            _ => {}
+        }
+    }
+}
+
+/// What the library's verifier assumes of a file, checked first so a stray file is a failed
+/// vector, not a crash: readable UTF-8 text of a sane size, a parsable vector of a known kind.
+fn precheck(path: &Path) -> Result<(), String> {
+    let meta = std::fs::metadata(path).map_err(|e| e.to_string())?;
+    if meta.len() > crate::input::MAX_INPUT as u64 {
+        return Err(format!("{} bytes: not a golden vector", meta.len()));
+    }
+    let text = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let v = rpcrdma_vectors::Vector::parse(&text).map_err(|e| format!("parse error: {e}"))?;
+    if !rpcrdma_vectors::KINDS.contains(&v.kind.as_str()) {
+        return Err(format!("unknown kind {} (known: {})", v.kind, rpcrdma_vectors::KINDS.join(", ")));
+    }
+    if path.file_stem().and_then(|s| s.to_str()).is_none() {
+        return Err("the file name is not UTF-8".into());
+    }
+    Ok(())
+}
+
+fn verify_dir(root: &Path) -> Vec<Verdict> {
+    let mut files = Vec::new();
+    let mut out = Vec::new();
+    vector_files(root, &mut files, &mut out);
+    files.sort();
+    for f in files {
+        // A signal stops after the current vector (the exit status then says so).
+        if crate::signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let name = f.strip_prefix(root).unwrap_or(&f).with_extension("").to_string_lossy().replace('\\', "/");
+        let result = precheck(&f).and_then(|()| rpcrdma_vectors::check_vector(&f));
+        out.push(Verdict { name, result });
+    }
+    out
 }

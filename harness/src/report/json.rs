@@ -49,7 +49,11 @@ pub fn render(run: &Run<'_>) -> Value {
         .collect();
     json!({
         "schema": SCHEMA,
-        "tool": { "name": "rpcrdma-harness", "version": env!("CARGO_PKG_VERSION") },
+        "tool": { "name": "rpcrdma-harness", "version": super::VERSION, "revision": super::REVISION },
+        "command": run.meta.command,
+        "command_line": run.meta.command_line,
+        "selection": { "select": run.meta.select, "exclude": run.meta.exclude },
+        "profile_path": run.meta.profile_path,
         "peer": run.peer,
         "transport": run.transport,
         "strict": run.strict,

@@ -6,6 +6,7 @@ pub mod junit;
 pub mod pcap;
 pub mod text;
 
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 use rpcrdma_conformance::engine::CheckResult;
@@ -25,6 +26,48 @@ pub struct Run<'a> {
     pub duration: std::time::Duration,
     pub results: &'a [CheckResult],
     pub judged: &'a [Judged],
+    pub meta: Metadata,
+}
+
+/// What produced the report: recorded in the JSON report and as JUnit properties.
+#[derive(Debug, Clone, Default)]
+pub struct Metadata {
+    /// The subcommand: `run` or `serve`.
+    pub command: &'static str,
+    /// The command line as given (arguments after the program name).
+    pub command_line: Vec<String>,
+    /// The selectors given (empty: every check).
+    pub select: Vec<String>,
+    /// The `--exclude` selectors.
+    pub exclude: Vec<String>,
+    /// The `--expect` file, as given.
+    pub profile_path: Option<String>,
+}
+
+/// The harness's version.
+pub const VERSION: &str = env!("CARGO_PKG_VERSION");
+/// The git revision the harness was built from (`git rev-parse HEAD` at build time), or
+/// `unknown` when it was built outside a git checkout.
+pub const REVISION: &str = env!("RPCRDMA_HARNESS_REVISION");
+
+impl Metadata {
+    /// The metadata for `command`, with the process's own command line.
+    pub fn new(command: &'static str) -> Metadata {
+        Metadata { command, command_line: std::env::args().skip(1).collect(), ..Metadata::default() }
+    }
+
+    /// (name, value) pairs, for JUnit properties.
+    pub fn properties(&self) -> Vec<(&'static str, String)> {
+        vec![
+            ("harness.version", VERSION.to_string()),
+            ("harness.revision", REVISION.to_string()),
+            ("command", self.command.to_string()),
+            ("command_line", self.command_line.join(" ")),
+            ("selection.select", self.select.join(" ")),
+            ("selection.exclude", self.exclude.join(" ")),
+            ("profile_path", self.profile_path.clone().unwrap_or_default()),
+        ]
+    }
 }
 
 /// Totals for the closing line.
@@ -49,7 +92,8 @@ impl Run<'_> {
     }
 }
 
-/// The closing line: `N passed, N failed, N skipped`.
+/// The closing line: `N passed, N failed, N skipped` (the same words in every locale and
+/// colour setting, so CI can read it).
 pub fn closing_line(t: Totals) -> String {
     format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped)
 }
@@ -57,42 +101,133 @@ pub fn closing_line(t: Totals) -> String {
 /// Where to write the machine-readable reports.
 #[derive(Debug, Clone, Default, clap::Args)]
 pub struct Outputs {
-    /// Write the JSON report here (schema rpcrdma-harness/report/v1).
+    /// Write the JSON report here (schema rpcrdma-harness/report/v1); `-` writes it to standard
+    /// output, and the text then goes to standard error.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
-    /// Write a JUnit XML report here.
+    /// Write a JUnit XML report here; `-` writes it to standard output, and the text then goes
+    /// to standard error.
     #[arg(long, value_name = "FILE")]
     pub junit: Option<PathBuf>,
-    /// Write each check's conversation as a RoCEv2 pcap into this directory.
+    /// Write each check's conversation as a RoCEv2 pcap into this directory (created if needed).
     #[arg(long, value_name = "DIR")]
     pub pcap: Option<PathBuf>,
+}
+
+/// Where one report goes, opened before the run.
+#[derive(Debug)]
+pub enum Sink {
+    Stdout,
+    File { option: &'static str, path: PathBuf, file: std::fs::File },
+}
+
+/// The report destinations, each checked (and opened) before the run starts, so a bad path
+/// costs nothing but an error message.
+#[derive(Debug, Default)]
+pub struct Prepared {
+    pub json: Option<Sink>,
+    pub junit: Option<Sink>,
+    pub pcap: Option<PathBuf>,
+}
+
+fn is_dash(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+fn open_sink(option: &'static str, path: &Path) -> Result<Sink, String> {
+    if is_dash(path) {
+        return Ok(Sink::Stdout);
+    }
+    if path.is_dir() {
+        return Err(format!("{option} {}: is a directory", path.display()));
+    }
+    // Opened without truncating: an existing report is replaced only when the new one is written.
+    let file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .open(path)
+        .map_err(|e| format!("{option} {}: {e}", path.display()))?;
+    Ok(Sink::File { option, path: path.to_path_buf(), file })
+}
+
+impl Outputs {
+    /// Whether a report takes standard output (`--json -` or `--junit -`).
+    pub fn report_on_stdout(&self) -> bool {
+        self.json.as_deref().is_some_and(is_dash) || self.junit.as_deref().is_some_and(is_dash)
+    }
+
+    /// Checks every destination and opens it; an error names the option and the path.
+    pub fn prepare(&self) -> Result<Prepared, String> {
+        if self.json.as_deref().is_some_and(is_dash) && self.junit.as_deref().is_some_and(is_dash) {
+            return Err("--json - and --junit -: only one report can go to standard output".into());
+        }
+        let mut p = Prepared::default();
+        if let Some(path) = &self.pcap {
+            if is_dash(path) {
+                return Err("--pcap -: give a directory (one capture file per check)".into());
+            }
+            if path.exists() && !path.is_dir() {
+                return Err(format!("--pcap {}: exists and is not a directory", path.display()));
+            }
+            std::fs::create_dir_all(path).map_err(|e| format!("--pcap {}: {e}", path.display()))?;
+            p.pcap = Some(path.clone());
+        }
+        if let Some(path) = &self.json {
+            p.json = Some(open_sink("--json", path)?);
+        }
+        if let Some(path) = &self.junit {
+            p.junit = Some(open_sink("--junit", path)?);
+        }
+        Ok(p)
+    }
+}
+
+fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
+    match sink {
+        Sink::Stdout => {
+            crate::output::stdout_str(&String::from_utf8_lossy(bytes));
+            true
+        }
+        Sink::File { option, path, file } => {
+            let r = file
+                .set_len(0)
+                .and_then(|()| file.rewind())
+                .and_then(|()| file.write_all(bytes))
+                .and_then(|()| file.flush());
+            match r {
+                Ok(()) => true,
+                Err(e) => {
+                    crate::errln!("error: cannot write {option} {}: {e}", path.display());
+                    false
+                }
+            }
+        }
+    }
 }
 
 fn write_file(path: &Path, bytes: &[u8]) -> bool {
     match std::fs::write(path, bytes) {
         Ok(()) => true,
         Err(e) => {
-            eprintln!("error: cannot write {}: {e}", path.display());
+            crate::errln!("error: cannot write {}: {e}", path.display());
             false
         }
     }
 }
 
 /// Writes every requested report; false (after saying why) when one could not be written.
-pub fn write_files(run: &Run<'_>, out: &Outputs) -> bool {
+pub fn write_files(run: &Run<'_>, out: &mut Prepared) -> bool {
     let mut ok = true;
-    if let Some(path) = &out.json {
-        let text = serde_json::to_string_pretty(&json::render(run)).expect("JSON values serialize");
-        ok &= write_file(path, text.as_bytes());
+    if let Some(sink) = &mut out.json {
+        let mut text = serde_json::to_string_pretty(&json::render(run)).expect("JSON values serialize");
+        text.push('\n');
+        ok &= write_sink(sink, text.as_bytes());
     }
-    if let Some(path) = &out.junit {
-        ok &= write_file(path, junit::render(run).as_bytes());
+    if let Some(sink) = &mut out.junit {
+        ok &= write_sink(sink, junit::render(run).as_bytes());
     }
     if let Some(dir) = &out.pcap {
-        if let Err(e) = std::fs::create_dir_all(dir) {
-            eprintln!("error: {}: {e}", dir.display());
-            return false;
-        }
         for r in run.results {
             if !r.transcript.is_empty() {
                 ok &=

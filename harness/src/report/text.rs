@@ -7,23 +7,40 @@ use rpcrdma_conformance::engine::ctx::Direction;
 use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_conformance::expectations::{Judged, Status};
 
-/// The mark and word for a status.
+/// The mark and word for a status: ✔ and × in a UTF-8 locale, `+` and `x` otherwise or
+/// under `--color never` (see [`crate::output::decide`]).
 pub fn mark(status: Status) -> (&'static str, &'static str) {
+    let ascii = crate::output::ascii();
+    let (pass, fail) = if ascii { ("+", "x") } else { ("✔", "×") };
     match status {
-        Status::Pass => ("✔", "pass"),
-        Status::PassLax => ("✔", "pass-lax"),
-        Status::ExpectedDivergence => ("✔", "expected divergence"),
-        Status::Fail => ("×", "FAIL"),
-        Status::UnexpectedPass => ("×", "UNEXPECTED PASS"),
+        Status::Pass => (pass, "pass"),
+        Status::PassLax => (pass, "pass-lax"),
+        Status::ExpectedDivergence => (pass, "expected divergence"),
+        Status::Fail => (fail, "FAIL"),
+        Status::UnexpectedPass => (fail, "UNEXPECTED PASS"),
         Status::Unsupported => ("-", "unsupported"),
         Status::Skipped => ("-", "skipped"),
+    }
+}
+
+/// The ANSI colour of a status: green passes, red failures, yellow the rest.
+fn colour(status: Status) -> &'static str {
+    match status {
+        Status::Pass => "32",
+        Status::PassLax | Status::ExpectedDivergence | Status::Unsupported | Status::Skipped => "33",
+        Status::Fail | Status::UnexpectedPass => "1;31",
     }
 }
 
 /// One line for a finished check.
 pub fn line(r: &CheckResult, j: &Judged) -> String {
     let (m, word) = mark(j.status);
-    let mut s = format!("{m} {} ({word}", r.check.id);
+    let mut s = format!(
+        "{} {} ({}",
+        crate::output::paint(m, colour(j.status)),
+        r.check.id,
+        crate::output::paint(word, colour(j.status))
+    );
     if let Some(alive) = r.connection_survived {
         let _ = write!(s, ", connection {}", if alive { "survived" } else { "closed" });
     }

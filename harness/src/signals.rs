@@ -1,0 +1,56 @@
+//! SIGINT and SIGTERM: the first one asks every subcommand to stop after its current step
+//! (the current check, the current connection) and still write its reports; a second one
+//! aborts at once. Either way the exit status says the work did not complete: 130 for
+//! SIGINT, 143 for SIGTERM (128 + the signal number, as shells report it).
+
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
+
+/// Set by the first signal; what `run_checks` and the serve loop poll.
+pub static INTERRUPT: AtomicBool = AtomicBool::new(false);
+static SIGNAL: AtomicI32 = AtomicI32::new(0);
+
+extern "C" fn on_signal(sig: libc::c_int) {
+    if SIGNAL.compare_exchange(0, sig, Ordering::SeqCst, Ordering::SeqCst).is_err() {
+        // The second signal: abort now. Only async-signal-safe calls here.
+        const MSG: &[u8] = b"\naborted\n";
+        unsafe {
+            libc::write(2, MSG.as_ptr().cast(), MSG.len());
+            libc::_exit(128 + sig);
+        }
+    }
+    INTERRUPT.store(true, Ordering::SeqCst);
+    let msg: &[u8] = if sig == libc::SIGINT {
+        b"\nstopping after the current check; press Ctrl-C again to abort\n"
+    } else {
+        b"\nterminated: stopping after the current check; signal again to abort\n"
+    };
+    unsafe {
+        libc::write(2, msg.as_ptr().cast(), msg.len());
+    }
+}
+
+/// Installs the handlers for SIGINT and SIGTERM.
+pub fn install() {
+    for sig in [libc::SIGINT, libc::SIGTERM] {
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = on_signal as extern "C" fn(libc::c_int) as usize;
+            action.sa_flags = libc::SA_RESTART;
+            libc::sigemptyset(&mut action.sa_mask);
+            libc::sigaction(sig, &action, std::ptr::null_mut());
+        }
+    }
+}
+
+/// The signal that interrupted the work, if one did.
+pub fn received() -> Option<i32> {
+    match SIGNAL.load(Ordering::SeqCst) {
+        0 => None,
+        s => Some(s),
+    }
+}
+
+/// The exit status for an interrupted run: 128 + the signal number (130, 143).
+pub fn exit_code() -> Option<i32> {
+    received().map(|s| 128 + s)
+}
