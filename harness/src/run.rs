@@ -271,11 +271,60 @@ pub struct ListArgs {
     /// List the groups (for selectors) with how many checks each has.
     #[arg(long)]
     groups: bool,
+    /// Print the requirements matrix instead: coverage per spec and side, then every
+    /// normative statement with the checks that judge it or why none does yet. Selectors
+    /// here are spec or section prefixes (`rfc8797`, `rfc8166/4.5`).
+    #[arg(long, conflicts_with = "groups")]
+    requirements: bool,
+}
+
+/// `list --requirements`: the matrix, as text or JSON.
+fn list_requirements(args: &ListArgs) -> i32 {
+    use rpcrdma_conformance::requirements;
+    let chosen: Vec<&requirements::Requirement> = requirements::all()
+        .iter()
+        .filter(|r| args.select.is_empty() || args.select.iter().any(|s| id_matches(&r.id.replace('#', "/"), &[], s)))
+        .collect();
+    if chosen.is_empty() {
+        crate::errln!(
+            "error: {:?} matches no requirement (specs: rfc8166, rfc8797, rfc5666, v2-01, xcharext-02, rtrext-03)",
+            args.select
+        );
+        return EXIT_USAGE;
+    }
+    if args.json {
+        let mut v = requirements::to_json();
+        v["requirements"] = serde_json::Value::Array(chosen.iter().map(|r| r.to_json()).collect());
+        outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
+        return EXIT_OK;
+    }
+    let pct = |c: requirements::Coverage| match c.percent() {
+        Some(p) => format!("{}/{} ({p:.0}%)", c.judged, c.total),
+        None => "-".to_string(),
+    };
+    outln!("{:<14} {:>16} {:>16}", "spec", "server judged", "client judged");
+    for (spec, c) in requirements::coverage() {
+        outln!("{:<14} {:>16} {:>16}", spec, pct(c.server), pct(c.client));
+    }
+    outln!();
+    for r in &chosen {
+        let judged: Vec<&str> = r.judged_by().collect();
+        let by = if judged.is_empty() { format!("not judged: {}", r.reason) } else { judged.join(", ") };
+        outln!("{}  [{}] binds {:?}, observable {:?}: {by}", r.id, r.key_word, r.binds, r.observable);
+        if args.verbose {
+            outln!("    {}", r.text);
+        }
+    }
+    outln!("{}", plural(chosen.len(), "requirement", "requirements"));
+    EXIT_OK
 }
 
 /// `rpcrdma-harness list`: every check with its requirement; client checks (judged by
 /// `serve`) are marked `[client]`.
 pub fn list(args: ListArgs) -> i32 {
+    if args.requirements {
+        return list_requirements(&args);
+    }
     let all = entries();
     for s in &args.select {
         if !all.iter().any(|e| id_matches(e.info.id, e.info.groups, s)) {

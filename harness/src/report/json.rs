@@ -36,6 +36,10 @@ pub fn render(run: &Run<'_>) -> Value {
                 "section": r.check.id.rsplit_once('/').map_or(r.check.id, |(s, _)| s),
                 "key_word": r.check.key_word.as_str(),
                 "requirement": r.check.requirement,
+                "requirements": rpcrdma_conformance::requirements::judged_by(r.check.id)
+                    .iter()
+                    .map(|q| q.id.as_str())
+                    .collect::<Vec<_>>(),
                 "status": j.status.name(),
                 "outcome": r.outcome.name(),
                 "expected": r.expected,

@@ -1,0 +1,76 @@
+//! `list --requirements` and the requirement IDs in the JSON report, held against the
+//! matrix's TSV files read here independently of the library that loads them.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+/// Every row of every matrix table: requirement ID -> the checks its `checks` column names
+/// in full (a `~` prefix marks a partial citation, which does not count).
+fn matrix() -> BTreeMap<String, BTreeSet<String>> {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/../conformance/requirements");
+    let mut rows = BTreeMap::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("tsv") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let mut lines = text.lines();
+        let header: Vec<&str> = lines.next().unwrap().split('\t').collect();
+        let col = |name: &str| header.iter().position(|h| *h == name).unwrap();
+        let (id, checks) = (col("id"), col("checks"));
+        for line in lines.filter(|l| !l.trim().is_empty()) {
+            let f: Vec<&str> = line.split('\t').collect();
+            let full = f[checks].split(',').map(str::trim).filter(|c| !c.is_empty() && !c.starts_with('~'));
+            rows.insert(f[id].to_string(), full.map(str::to_string).collect());
+        }
+    }
+    rows
+}
+
+fn harness() -> Command {
+    Command::cargo_bin("rpcrdma-harness").unwrap()
+}
+
+#[test]
+fn list_requirements_prints_every_statement() {
+    let rows = matrix();
+    assert!(rows.len() > 100, "{} rows", rows.len());
+    let out = harness().args(["list", "--requirements"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    assert!(text.contains("server judged") && text.contains("client judged"));
+    for id in rows.keys() {
+        assert!(text.lines().any(|l| l.starts_with(&format!("{id}  ["))), "{id} is not listed");
+    }
+    assert!(text.trim_end().ends_with(&format!("{} requirements", rows.len())), "{}", text.lines().last().unwrap());
+
+    let out = harness().args(["list", "--requirements", "--json", "rfc8797"]).assert().success();
+    let v: Value = serde_json::from_slice(&out.get_output().stdout).unwrap();
+    let listed: BTreeSet<&str> =
+        v["requirements"].as_array().unwrap().iter().map(|r| r["id"].as_str().unwrap()).collect();
+    let want: BTreeSet<&str> = rows.keys().filter(|k| k.starts_with("rfc8797/")).map(String::as_str).collect();
+    assert_eq!(listed, want);
+    harness().args(["list", "--requirements", "no-such-spec"]).assert().code(2);
+}
+
+#[test]
+fn each_result_names_the_requirements_its_check_judges() {
+    let rows = matrix();
+    let dir = std::env::temp_dir().join(format!("rpcrdma-req-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let json = dir.join("r.json");
+    harness().args(["run", "--quiet", "--json"]).arg(&json).assert().success();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let mut named = 0;
+    for c in v["checks"].as_array().unwrap() {
+        let id = c["id"].as_str().unwrap();
+        let got: BTreeSet<String> =
+            c["requirements"].as_array().unwrap().iter().map(|r| r.as_str().unwrap().to_string()).collect();
+        let want: BTreeSet<String> = rows.iter().filter(|(_, cs)| cs.contains(id)).map(|(r, _)| r.clone()).collect();
+        assert_eq!(got, want, "{id}");
+        named += got.len();
+    }
+    assert!(named > 30, "only {named} requirement references in the whole report");
+}
