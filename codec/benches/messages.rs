@@ -14,8 +14,9 @@ use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::private_data::{self, Effective, Lookup, PrivateData};
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::rtrext::{self, Loc, Mitem, XmtReq};
-use rpcrdma_codec::v2::{self, Array, MsgType, OptInfo};
+use rpcrdma_codec::v2::{self, MsgType, OptInfo};
 use rpcrdma_codec::xcharext::{self, InitXch, XcharSpec, XcharSubset, XcharVal};
+use rpcrdma_codec::xdr::Array;
 use rpcrdma_codec::xdr::Writer;
 use rpcrdma_codec::{v1, DecodeError, EncodeError, Profile};
 

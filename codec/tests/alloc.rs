@@ -26,7 +26,8 @@ use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::msgp::Padding;
 use rpcrdma_codec::private_data::{self, PrivateData};
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
-use rpcrdma_codec::v2::{self, Array, Item};
+use rpcrdma_codec::v2;
+use rpcrdma_codec::xdr::{Array, Item};
 use rpcrdma_codec::xdr::{Reader, Writer};
 use rpcrdma_codec::{v1, DecodeError, ErrorKind, Profile};
 

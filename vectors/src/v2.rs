@@ -6,8 +6,9 @@ use super::Decoded;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::profile::PropertyIds;
 use rpcrdma_codec::rtrext::{self, GrpInfo, Loc, OptrDetail, RsdLoc, XmsId};
-use rpcrdma_codec::v2::{self, Array, Body, ErrorBody, Message, OptInfo};
+use rpcrdma_codec::v2::{self, Body, ErrorBody, Message, OptInfo};
 use rpcrdma_codec::xcharext::{self, Characteristic, XcharSpec, XcharSubset, XcharVal};
+use rpcrdma_codec::xdr::Array;
 use rpcrdma_codec::{DecodeError, Profile};
 
 fn seg(s: &Segment) -> String {

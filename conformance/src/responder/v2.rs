@@ -13,8 +13,9 @@ use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::profile::Profile;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtResp};
 use rpcrdma_codec::v1;
-use rpcrdma_codec::v2::{Array, Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
+use rpcrdma_codec::v2::{Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
 use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
+use rpcrdma_codec::xdr::Array;
 
 use super::{Framing, Session};
 
