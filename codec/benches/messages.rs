@@ -115,7 +115,7 @@ pub mod v2_initxch {
             start: XcharSpec::new(&VALS, p.property_ids),
             nochg: XcharSubset::new(&NOCHG, p.subset_bit_order),
         });
-        v2::HeaderBuilder::optional(0x20, 1, MsgType::Call, xcharext::ROPT_INITXCH, OptInfo::Xchar(op))
+        v2::HeaderBuilder::optional(0x20, 1, MsgType::CALL, xcharext::ROPT_INITXCH, OptInfo::Xchar(op))
     }
 }
 
@@ -139,7 +139,7 @@ pub mod v2_xmtreq {
             pslen: 8,
         });
         let opttype = rtrext::OpKind::XmtReq.opttype(p.rtrext_opttypes);
-        v2::HeaderBuilder::optional(0x30, 0x10, MsgType::Call, opttype, OptInfo::Rtr(op))
+        v2::HeaderBuilder::optional(0x30, 0x10, MsgType::CALL, opttype, OptInfo::Rtr(op))
     }
 }
 

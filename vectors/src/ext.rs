@@ -71,7 +71,7 @@ fn header_facts(d: &mut Decoded, m: &Message<'_>) {
     d.fact("rdma_xid", format!("{:#010x}", h.xid));
     d.fact("rdma_vers", h.vers);
     d.fact("rdma_credit", h.credit);
-    d.fact("rdma_proc", h.body.proc_().name());
+    d.fact("rdma_proc", h.body.proc_());
     if let rpcrdma_codec::v1::Body::MsgP { align, thresh, .. } = h.body {
         d.fact("rdma_align", align);
         d.fact("rdma_thresh", thresh);

@@ -15,7 +15,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
             fact("rpc.prog", c.prog.to_string());
             fact("rpc.vers", c.vers.to_string());
             fact("rpc.proc", c.proc_.to_string());
-            fact("rpc.cred.flavor", c.cred.flavor.to_string());
+            fact("rpc.cred.flavor", c.cred.flavor.0.to_string());
             fact("rpc.cred.length", c.cred.body.len().to_string());
             if let Some(sys) = c.cred.auth_sys() {
                 let sys = sys?;
@@ -25,7 +25,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
                 fact("rpc.auth_sys.gid", sys.gid.to_string());
                 fact("rpc.auth_sys.gids", sys.gids().len().to_string());
             }
-            fact("rpc.verf.flavor", c.verf.flavor.to_string());
+            fact("rpc.verf.flavor", c.verf.flavor.0.to_string());
             fact("rpc.verf.length", c.verf.body.len().to_string());
         }
         RpcHeader::Reply(r) => {
@@ -33,7 +33,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
             match r.body {
                 ReplyBody::Accepted { verf, stat } => {
                     fact("rpc.reply_stat", "MSG_ACCEPTED".into());
-                    fact("rpc.verf.flavor", verf.flavor.to_string());
+                    fact("rpc.verf.flavor", verf.flavor.0.to_string());
                     fact("rpc.verf.length", verf.body.len().to_string());
                     fact("rpc.accept_stat", stat.name().into());
                     if let AcceptStat::ProgMismatch { low, high } = stat {
@@ -49,7 +49,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
                             fact("rpc.low", low.to_string());
                             fact("rpc.high", high.to_string());
                         }
-                        Rejected::AuthError { stat } => fact("rpc.auth_stat", stat.to_string()),
+                        Rejected::AuthError { stat } => fact("rpc.auth_stat", stat.0.to_string()),
                     }
                 }
             }

@@ -14,7 +14,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     d.fact("rdma_xid", format!("{:#010x}", h.xid));
     d.fact("rdma_vers", h.vers);
     d.fact("rdma_credit", h.credit);
-    d.fact("rdma_proc", h.body.proc_().name());
+    d.fact("rdma_proc", h.body.proc_());
     if let Body::MsgP { align, thresh, .. } = h.body {
         d.fact("rdma_align", align);
         d.fact("rdma_thresh", thresh);

@@ -19,7 +19,7 @@ enum Shape<'s> {
 /// ```
 /// use rpcrdma_codec::v2::{HeaderBuilder, MsgType, OptInfo};
 /// let mut buf = [0u8; 64];
-/// let n = HeaderBuilder::optional(7, 32, MsgType::Call, 99, OptInfo::Raw(&[1, 2, 3]))
+/// let n = HeaderBuilder::optional(7, 32, MsgType::CALL, 99, OptInfo::Raw(&[1, 2, 3]))
 ///     .encode(&mut buf)
 ///     .unwrap();
 /// assert_eq!(n, 16 + 4 + 4 + 4 + 4);
@@ -47,9 +47,9 @@ impl<'s> HeaderBuilder<'s> {
             xid,
             vers: VERSION,
             credit,
-            proc_: proc_ as u32,
+            proc_: proc_.0,
             shape,
-            dir: dir.map(|d| d as u32),
+            dir: dir.map(|d| d.0),
             reads: &[],
             writes: &[],
             reply: None,
@@ -61,22 +61,22 @@ impl<'s> HeaderBuilder<'s> {
 
     /// RDMA2_MSG with no chunks.
     pub fn msg(xid: u32, credit: u32, direction: MsgType) -> Self {
-        Self::new(xid, credit, Proc::Msg, Some(direction), Shape::Lists)
+        Self::new(xid, credit, Proc::RDMA2_MSG, Some(direction), Shape::Lists)
     }
 
     /// RDMA2_NOMSG with no chunks.
     pub fn nomsg(xid: u32, credit: u32, direction: MsgType) -> Self {
-        Self::new(xid, credit, Proc::NoMsg, Some(direction), Shape::Lists)
+        Self::new(xid, credit, Proc::RDMA2_NOMSG, Some(direction), Shape::Lists)
     }
 
     /// RDMA2_ERROR (no direction field: "always Responder-to-Requester", -01 4.2.2).
     pub fn error(xid: u32, credit: u32, error: ErrorInfo) -> Self {
-        Self::new(xid, credit, Proc::Error, None, Shape::Error(error))
+        Self::new(xid, credit, Proc::RDMA2_ERROR, None, Shape::Error(error))
     }
 
     /// RDMA2_OPTIONAL with this opttype and optinfo.
     pub fn optional(xid: u32, credit: u32, dir: MsgType, opttype: u32, info: OptInfo<'s>) -> Self {
-        Self::new(xid, credit, Proc::Optional, Some(dir), Shape::Optional { opttype, info })
+        Self::new(xid, credit, Proc::RDMA2_OPTIONAL, Some(dir), Shape::Optional { opttype, info })
     }
 
     pub fn read_list(mut self, segments: &'s [ReadSegment]) -> Self {

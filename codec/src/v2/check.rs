@@ -30,7 +30,7 @@ pub fn check(msg: &Message<'_>, role: Role) -> Violations {
                 out.rule(&rules::MSG_WITHOUT_PAYLOAD, Some(0), Some(msg.payload_offset));
             } else if let (Some(dir), Some(m)) = (c.direction, p.get(4..8)) {
                 let mtype = u32::from_be_bytes([m[0], m[1], m[2], m[3]]);
-                if MsgType::from_u32(mtype).is_some_and(|t| t != dir) {
+                if MsgType(mtype).is_known() && MsgType(mtype) != dir {
                     out.rule(&rules::DIRECTION_MISMATCH, Some(mtype as u64), Some(msg.payload_offset + 4));
                 }
             }
@@ -51,12 +51,12 @@ pub fn check(msg: &Message<'_>, role: Role) -> Violations {
                 OptInfo::Raw(_) => !p.is_empty(),
             };
             let want = match role {
-                Role::Call => MsgType::Call,
-                Role::Reply => MsgType::Reply,
+                Role::Call => MsgType::CALL,
+                Role::Reply => MsgType::REPLY,
             };
             if let Some(dir) = o.dir {
                 if !payload_present && dir != want {
-                    out.rule(&rules::OPTDIR_ROLE, Some(dir as u64), Some(field::BODY));
+                    out.rule(&rules::OPTDIR_ROLE, Some(dir.0 as u64), Some(field::BODY));
                 }
             }
             if let OptInfo::Rtr(op) = &o.info {

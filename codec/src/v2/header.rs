@@ -102,7 +102,7 @@ impl<'a> Optional<'a> {
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         if let Some(d) = self.dir {
-            w.u32(d as u32)?;
+            w.u32(d.0)?;
         }
         w.u32(self.opttype)?;
         let at = w.reserve_u32()?;
@@ -123,10 +123,10 @@ pub enum Body<'a> {
 impl<'a> Body<'a> {
     pub fn proc_(&self) -> Proc {
         match self {
-            Body::Msg(_) => Proc::Msg,
-            Body::NoMsg(_) => Proc::NoMsg,
-            Body::Error(_) => Proc::Error,
-            Body::Optional(_) => Proc::Optional,
+            Body::Msg(_) => Proc::RDMA2_MSG,
+            Body::NoMsg(_) => Proc::RDMA2_NOMSG,
+            Body::Error(_) => Proc::RDMA2_ERROR,
+            Body::Optional(_) => Proc::RDMA2_OPTIONAL,
         }
     }
 
@@ -169,13 +169,12 @@ impl<'a> Message<'a> {
         }
         let credit = r.u32("rdma_credit")?;
         let at = r.offset();
-        let value = r.u32("rdma_proc")?;
-        let proc_ = Proc::from_u32(value).ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
-        let body = match proc_ {
-            Proc::Msg => Body::Msg(Chunks::decode(&mut r, profile.v2_envelope)?),
-            Proc::NoMsg => Body::NoMsg(Chunks::decode(&mut r, profile.v2_envelope)?),
-            Proc::Error => Body::Error(ErrorInfo::decode(&mut r, profile.v2_error_numbering)?),
-            Proc::Optional => Body::Optional(Optional::decode(&mut r, profile)?),
+        let body = match Proc(r.u32("rdma_proc")?) {
+            Proc::RDMA2_MSG => Body::Msg(Chunks::decode(&mut r, profile.v2_envelope)?),
+            Proc::RDMA2_NOMSG => Body::NoMsg(Chunks::decode(&mut r, profile.v2_envelope)?),
+            Proc::RDMA2_ERROR => Body::Error(ErrorInfo::decode(&mut r, profile.v2_error_numbering)?),
+            Proc::RDMA2_OPTIONAL => Body::Optional(Optional::decode(&mut r, profile)?),
+            Proc(value) => return Err(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value })),
         };
         let payload_offset = r.offset();
         Ok(Message { header: Header { xid, vers, credit, body }, payload_offset, payload: r.rest() })
@@ -196,7 +195,7 @@ impl<'a> Header<'a> {
         w.u32(self.xid)?;
         w.u32(self.vers)?;
         w.u32(self.credit)?;
-        w.u32(self.body.proc_() as u32)?;
+        w.u32(self.body.proc_().0)?;
         match &self.body {
             Body::Msg(c) | Body::NoMsg(c) => c.encode(w),
             Body::Error(e) => e.encode(w),
@@ -215,11 +214,11 @@ impl<'a> Header<'a> {
 impl fmt::Display for Header<'_> {
     /// One line: `RDMA2_OPTIONAL xid=0x00000001 vers=2 credit=32 optdir=CALL opttype=1 ROPT_INITXCH optinfo=24`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_().name(), self.xid, self.vers, self.credit)?;
+        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_(), self.xid, self.vers, self.credit)?;
         match &self.body {
             Body::Msg(c) | Body::NoMsg(c) => {
                 if let Some(d) = c.direction {
-                    write!(f, " dir={}", d.name())?;
+                    write!(f, " dir={d}")?;
                 }
                 write!(f, " reads={} writes={}", c.lists.reads.len(), c.lists.writes.len())?;
                 match c.lists.reply {
@@ -236,7 +235,7 @@ impl fmt::Display for Header<'_> {
             }
             Body::Optional(o) => {
                 if let Some(d) = o.dir {
-                    write!(f, " optdir={}", d.name())?;
+                    write!(f, " optdir={d}")?;
                 }
                 write!(f, " opttype={}", o.opttype)?;
                 if let Some(n) = o.info.name() {

@@ -24,7 +24,7 @@ fn msg_with_direction_and_no_chunks() {
     let b = words(&[1, 2, 32, 0, 0, 0, 0, 0, 1, 0]);
     let m = roundtrip(&b, &Profile::default());
     let c = m.header.body.chunks().unwrap();
-    assert_eq!(c.direction, Some(MsgType::Call));
+    assert_eq!(c.direction, Some(MsgType::CALL));
     assert!(c.lists.is_empty());
     assert_eq!(m.payload_offset, 32);
     assert_eq!(m.payload.len(), 8);
@@ -96,7 +96,7 @@ fn unknown_optional_is_raw_and_pads() {
     let b = words(&[5, 2, 1, 5, 1, 0x1234, 3, 0x0a0b0c00, 0xee]);
     let m = roundtrip(&b, &Profile::default());
     let Body::Optional(o) = m.header.body else { panic!() };
-    assert_eq!(o.dir, Some(MsgType::Reply));
+    assert_eq!(o.dir, Some(MsgType::REPLY));
     assert_eq!(o.info, OptInfo::Raw(&[0x0a, 0x0b, 0x0c]));
     assert_eq!(m.payload_offset, 32);
     assert_eq!(m.payload, &[0, 0, 0, 0xee]);
@@ -125,7 +125,7 @@ fn optinfo_overrunning_the_message() {
 fn builder_writes_what_decoder_reads() {
     let reads = [ReadSegment::new(0, 1, 100, 0x10)];
     let mut buf = [0u8; 128];
-    let n = HeaderBuilder::nomsg(3, 8, MsgType::Call).read_list(&reads).encode(&mut buf).unwrap();
+    let n = HeaderBuilder::nomsg(3, 8, MsgType::CALL).read_list(&reads).encode(&mut buf).unwrap();
     let m = Message::decode(&buf[..n], &Profile::default()).unwrap();
     assert_eq!(m.header.body.chunks().unwrap().lists.reads.segments().next(), Some(reads[0]));
     let e = ErrorInfo::new(ErrorBody::Vers { low: 1, high: 2 }, V2ErrorNumbering::Draft01).unwrap();
@@ -138,16 +138,16 @@ fn builder_writes_what_decoder_reads() {
 #[test]
 fn builder_makes_malformed_messages() {
     let mut buf = [0u8; 64];
-    let n = HeaderBuilder::optional(1, 1, MsgType::Call, 42, OptInfo::Raw(&[1, 2]))
+    let n = HeaderBuilder::optional(1, 1, MsgType::CALL, 42, OptInfo::Raw(&[1, 2]))
         .raw_optinfo_length(40)
         .encode(&mut buf)
         .unwrap();
     let e = Message::decode(&buf[..n], &Profile::default()).unwrap_err();
     assert_eq!(e.field, "rdma_optinfo");
-    let n = HeaderBuilder::msg(1, 1, MsgType::Call).raw_direction(9).encode(&mut buf).unwrap();
+    let n = HeaderBuilder::msg(1, 1, MsgType::CALL).raw_direction(9).encode(&mut buf).unwrap();
     let e = Message::decode(&buf[..n], &Profile::default()).unwrap_err();
     assert_eq!(e.kind, ErrorKind::InvalidEnum { value: 9 });
-    let n = HeaderBuilder::msg(1, 1, MsgType::Call).raw_proc(3).encode(&mut buf).unwrap();
+    let n = HeaderBuilder::msg(1, 1, MsgType::CALL).raw_proc(3).encode(&mut buf).unwrap();
     assert_eq!(Message::decode(&buf[..n], &Profile::default()).unwrap_err().kind, ErrorKind::UnknownProc { value: 3 });
 }
 

@@ -2,9 +2,9 @@
 //! direction and the error arms. Both extensions may import these; nothing here imports them.
 
 use crate::chunk::ChunkLists;
-use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
+use crate::error::{DecodeError, EncodeError, ErrorKind};
 use crate::profile::{V2Envelope, V2ErrorNumbering};
-use crate::xdr::{Reader, Writer};
+use crate::xdr::{wire_enum, Reader, Writer};
 
 /// Byte offsets of the fixed fields and of the -01 body fields (wire notes 1.5).
 pub mod field {
@@ -27,64 +27,17 @@ pub mod field {
 /// rdma_vers for Version Two.
 pub const VERSION: u32 = 2;
 
-/// `enum msg_type` (`rpcrdma2_msg_type`, wire notes C3): rdma_direction, rdma_optdir, xmsi_dir.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum MsgType {
-    Call = 0,
-    Reply = 1,
-}
+/// `enum msg_type` (`rpcrdma2_msg_type`, wire notes C3): rdma_direction, rdma_optdir,
+/// xmsi_dir. The RPC enum itself; decoding rejects other values (`invalid-enum`).
+pub use crate::rpc::MsgType;
 
-impl MsgType {
-    pub fn from_u32(v: u32) -> Option<MsgType> {
-        match v {
-            0 => Some(MsgType::Call),
-            1 => Some(MsgType::Reply),
-            _ => None,
-        }
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            MsgType::Call => "CALL",
-            MsgType::Reply => "REPLY",
-        }
-    }
-
-    /// Reads the enum; another value is `invalid-enum` in `field`.
-    pub fn decode(r: &mut Reader<'_>, field: Field) -> Result<MsgType, DecodeError> {
-        let at = r.offset();
-        let value = r.u32(field)?;
-        MsgType::from_u32(value).ok_or(DecodeError::new(field, at, ErrorKind::InvalidEnum { value }))
-    }
-}
-
-/// rdma_proc (`rpcrdma2_proc`). 2 and 3 have no arm (wire notes C4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Proc {
-    Msg = 0,
-    NoMsg = 1,
-    Error = 4,
-    Optional = 5,
-}
-
-impl Proc {
-    pub fn from_u32(v: u32) -> Option<Proc> {
-        Some(match v {
-            0 => Proc::Msg,
-            1 => Proc::NoMsg,
-            4 => Proc::Error,
-            5 => Proc::Optional,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            Proc::Msg => "RDMA2_MSG",
-            Proc::NoMsg => "RDMA2_NOMSG",
-            Proc::Error => "RDMA2_ERROR",
-            Proc::Optional => "RDMA2_OPTIONAL",
-        }
+wire_enum! {
+    /// rdma_proc (`rpcrdma2_proc`). 2 and 3 have no arm (wire notes C4).
+    pub struct Proc(u32) {
+        RDMA2_MSG = 0,
+        RDMA2_NOMSG = 1,
+        RDMA2_ERROR = 4,
+        RDMA2_OPTIONAL = 5,
     }
 }
 
@@ -111,7 +64,7 @@ impl<'a> Chunks<'a> {
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         if let Some(d) = self.direction {
-            w.u32(d as u32)?;
+            w.u32(d.0)?;
         }
         self.lists.encode(w)
     }

@@ -4,10 +4,12 @@
 
 mod array;
 mod reader;
+mod wire_enum;
 mod writer;
 
 pub use array::{Array, ArrayIter, Item};
 pub use reader::{pad4, round_up4, Reader};
+pub(crate) use wire_enum::wire_enum;
 pub use writer::Writer;
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ fn null_call(ctx: &mut Ctx) -> Verdict {
             if m.header.credit == 0 {
                 return Verdict::fail(want, "rdma_credit 0");
             }
-            Verdict::pass(want, format!("{} granting {} credits", m.header.body.proc_().name(), m.header.credit))
+            Verdict::pass(want, format!("{} granting {} credits", m.header.body.proc_(), m.header.credit))
         }
         Err(v) => v,
     }

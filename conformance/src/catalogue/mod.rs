@@ -79,8 +79,10 @@ impl CallMsg {
     pub fn rpc_bytes(&self) -> Vec<u8> {
         let mut header = CallHeader::new(self.xid, self.prog, self.vers, self.proc_);
         if self.prog == crate::engine::ctx::NFS_PROGRAM && self.proc_ != nfs::PROC_NULL {
-            header.cred =
-                rpcrdma_codec::rpc::OpaqueAuth { flavor: rpcrdma_codec::rpc::flavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
+            header.cred = rpcrdma_codec::rpc::OpaqueAuth {
+                flavor: rpcrdma_codec::rpc::AuthFlavor::AUTH_SYS,
+                body: &AUTH_SYS_ROOT,
+            };
         }
         let mut buf = vec![0u8; header.encoded_len() + self.args.len()];
         let mut w = Writer::new(&mut buf);

@@ -41,7 +41,7 @@ pub(crate) fn build(b: HeaderBuilder<'_>) -> Vec<u8> {
 
 /// RDMA2_MSG, rdma_direction CALL, no chunks, then `payload`.
 pub(crate) fn msg_v2(ctx: &Ctx, xid: u32, payload: &[u8]) -> Vec<u8> {
-    build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).payload(payload))
+    build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).payload(payload))
 }
 
 /// A Version Two NULL call.
@@ -51,7 +51,7 @@ pub(crate) fn null_v2(ctx: &Ctx, xid: u32) -> Vec<u8> {
 
 /// RDMA2_OPTIONAL from a requester: rdma_optdir CALL (v2-01 4.2.2, wire notes X13).
 pub(crate) fn optional_v2(ctx: &Ctx, xid: u32, opttype: u32, info: OptInfo<'_>, payload: &[u8]) -> Vec<u8> {
-    build(HeaderBuilder::optional(xid, ctx.options.credits_requested, MsgType::Call, opttype, info).payload(payload))
+    build(HeaderBuilder::optional(xid, ctx.options.credits_requested, MsgType::CALL, opttype, info).payload(payload))
 }
 
 pub(crate) fn xchar_msg(ctx: &Ctx, xid: u32, op: xcharext::Op<'_>) -> Vec<u8> {
@@ -148,17 +148,17 @@ pub(crate) fn rpc_reply_ok(bytes: &[u8], xid: u32) -> Result<&'static str, Strin
     }
     let (payload, form) = match m.header.body {
         Body::Msg(c) => {
-            if c.direction != Some(MsgType::Reply) {
+            if c.direction != Some(MsgType::REPLY) {
                 return Err(format!(
                     "RDMA2_MSG reply with rdma_direction {}",
-                    c.direction.map_or("absent", MsgType::name)
+                    c.direction.map_or("absent".into(), |d| d.to_string())
                 ));
             }
             (m.payload, "RDMA2_MSG")
         }
         Body::Optional(o) => match o.info {
             OptInfo::Rtr(rtrext::Op::XmtResp(r)) => {
-                if o.dir != Some(MsgType::Reply) {
+                if o.dir != Some(MsgType::REPLY) {
                     return Err("ROPT_XMTRESP carrying an RPC reply with rdma_optdir CALL".into());
                 }
                 if r.count != 1 {
@@ -279,7 +279,7 @@ fn nomsg_same_version(ctx: &mut Ctx) -> Verdict {
     let src = ctx.register(rpc.len() as u32, Access::READ);
     ctx.conn().write_local(&src, 0, &rpc).expect("own region");
     let reads = [ReadSegment { position: 0, target: src.segment() }];
-    let msg = build(HeaderBuilder::nomsg(xid, ctx.options.credits_requested, MsgType::Call).read_list(&reads));
+    let msg = build(HeaderBuilder::nomsg(xid, ctx.options.credits_requested, MsgType::CALL).read_list(&reads));
     let want = "the call pulled from the position-zero read chunk and answered with a Version Two reply (rdma_vers 2)";
     let ex = ctx.call(xid, &msg);
     match v2_answer(&ex.received, xid).and_then(|b| rpc_reply_ok(&b, xid)) {
@@ -294,7 +294,7 @@ fn err_vers_range(ctx: &mut Ctx) -> Verdict {
     }
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_vers(3).payload(&rpc));
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_vers(3).payload(&rpc));
     let want = "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding 1 and 2";
     let ex = ctx.call(xid, &msg);
     match expect::err_vers(&ex.received, xid, 3) {
@@ -340,7 +340,7 @@ fn bad_header_truncated(ctx: &mut Ctx) -> Verdict {
     let xid = ctx.xid();
     // RDMA2_MSG CALL whose read list entry stops after its position word (32 bytes).
     let body: Vec<u8> = [0u32, 1, 0].iter().flat_map(|w| w.to_be_bytes()).collect();
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_body(&body));
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_body(&body));
     let mut msg = msg;
     msg.extend_from_slice(&0x1234u32.to_be_bytes());
     expect_bad_header(ctx, xid, &msg)
@@ -353,7 +353,7 @@ fn bad_header_proc(ctx: &mut Ctx) -> Verdict {
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
     // rdma_proc 2 has no arm in the -01 union (wire notes C4).
-    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_proc(2).payload(&rpc);
+    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_proc(2).payload(&rpc);
     let msg = build(b);
     expect_bad_header(ctx, xid, &msg)
 }
@@ -460,7 +460,7 @@ fn no_invalidate_after(ctx: &mut Ctx, notice: &[u8], op: &str) -> Verdict {
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
     let rc = [region.segment()];
-    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).reply_chunk(&rc).payload(&rpc);
+    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).reply_chunk(&rc).payload(&rpc);
     let msg = build(b);
     let want = "the NULL reply (which offered a reply chunk) sent with plain Send, not Send With Invalidate";
     let mut ex = ctx.call(xid, &msg);
@@ -515,7 +515,7 @@ fn respxch(received: &Received, xid: u32) -> Result<[Vec<usize>; 3], String> {
     match m.header.body {
         Body::Optional(o) => match o.info {
             OptInfo::Xchar(xcharext::Op::RespXch(r)) => {
-                if o.dir != Some(MsgType::Reply) {
+                if o.dir != Some(MsgType::REPLY) {
                     return Err("ROPT_RESPXCH with rdma_optdir CALL from the responder (wire notes X13)".into());
                 }
                 if m.header.credit == 0 {
@@ -561,7 +561,7 @@ fn respxch_cover(ctx: &mut Ctx) -> Verdict {
     if let Err(v) = start_v2(ctx) {
         return v;
     }
-    let genl = u32_data(xcharext::BkReqSup::Genl as u32);
+    let genl = u32_data(xcharext::BkReqSup::BKREQSUP_GENL.0);
     let vals = [
         XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x08, 0]),
         XcharVal::new(xcharext::XCHAR_REQREMINV, &[0, 0, 0, 0]),
@@ -659,7 +659,7 @@ fn repterr(received: &Received, xid: u32) -> Result<ReptErr, String> {
     let m = decode(&bytes);
     match m.header.body {
         Body::Optional(o) => match o.info {
-            OptInfo::Rtr(rtrext::Op::ReptErr(r)) if o.dir == Some(MsgType::Reply) => Ok(r),
+            OptInfo::Rtr(rtrext::Op::ReptErr(r)) if o.dir == Some(MsgType::REPLY) => Ok(r),
             OptInfo::Rtr(rtrext::Op::ReptErr(_)) => Err("ROPT_REPTERR with rdma_optdir CALL from the responder".into()),
             _ => Err(format!("{} instead of ROPT_REPTERR", m.header)),
         },
@@ -676,7 +676,7 @@ fn judge_repterr(
     which: OptrErr,
     detail: Option<OptrDetail>,
 ) -> Verdict {
-    let want = format!("ROPT_REPTERR {} about transmission {xid:#010x}/{seq}", which.name());
+    let want = format!("ROPT_REPTERR {} about transmission {xid:#010x}/{seq}", which);
     if is_inval_option(received) {
         return unsupported_op("message continuation");
     }
@@ -685,18 +685,15 @@ fn judge_repterr(
         Err(got) => return Verdict::fail(want, got),
     };
     if r.info.which != which {
-        return Verdict::fail(want, format!("{} instead", r.info.which.name()));
+        return Verdict::fail(want, format!("{} instead", r.info.which));
     }
     if detail.is_some_and(|d| d != r.info.detail) {
-        return Verdict::fail(
-            want,
-            format!("{} with {:?}, not {:?}", which.name(), r.info.detail, detail.expect("some")),
-        );
+        return Verdict::fail(want, format!("{} with {:?}, not {:?}", which, r.info.detail, detail.expect("some")));
     }
-    if r.bad.xid != xid || r.bad.dir != MsgType::Call || r.bad.seq != seq {
+    if r.bad.xid != xid || r.bad.dir != MsgType::CALL || r.bad.seq != seq {
         return Verdict::fail(want, format!("optre_bad {:?}", r.bad));
     }
-    Verdict::pass(want, format!("ROPT_REPTERR {}; {}", which.name(), ending(alive_v2(ctx))))
+    Verdict::pass(want, format!("ROPT_REPTERR {}; {}", which, ending(alive_v2(ctx))))
 }
 
 fn cont_without_req(ctx: &mut Ctx) -> Verdict {
@@ -707,7 +704,7 @@ fn cont_without_req(ctx: &mut Ctx) -> Verdict {
     let rpc = null_rpc(xid);
     let msg = rtr_msg(ctx, xid, xmtcont(1, rpc.len() as u32), &rpc);
     let ex = ctx.call(xid, &msg);
-    judge_repterr(ctx, &ex.received, xid, 1, OptrErr::BadCont, Some(OptrDetail::None))
+    judge_repterr(ctx, &ex.received, xid, 1, OptrErr::OPTRERR_BADCONT, Some(OptrDetail::None))
 }
 
 fn wrong_xnum(ctx: &mut Ctx) -> Verdict {
@@ -722,7 +719,14 @@ fn wrong_xnum(ctx: &mut Ctx) -> Verdict {
     let second = rtr_msg(ctx, xid, xmtcont(2, b.len() as u32), b);
     let _ = ctx.send(&first);
     let ex = ctx.call(xid, &second);
-    judge_repterr(ctx, &ex.received, xid, 2, OptrErr::BadSeq, Some(OptrDetail::ExpCur { expect: 1, current: 2 }))
+    judge_repterr(
+        ctx,
+        &ex.received,
+        xid,
+        2,
+        OptrErr::OPTRERR_BADSEQ,
+        Some(OptrDetail::ExpCur { expect: 1, current: 2 }),
+    )
 }
 
 fn cont_wrong_xid(ctx: &mut Ctx) -> Verdict {
@@ -738,7 +742,7 @@ fn cont_wrong_xid(ctx: &mut Ctx) -> Verdict {
     let _ = ctx.send(&first);
     let ex = ctx.call(other, &second);
     let detail = OptrDetail::ExpCur { expect: xid, current: other };
-    judge_repterr(ctx, &ex.received, other, 1, OptrErr::BadXid, Some(detail))
+    judge_repterr(ctx, &ex.received, other, 1, OptrErr::OPTRERR_BADXID, Some(detail))
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -969,7 +973,7 @@ mod tests {
     fn messages_decode() {
         let xid = 9;
         let rpc = null_rpc(xid);
-        let b = build(HeaderBuilder::msg(xid, 1, MsgType::Call).payload(&rpc));
+        let b = build(HeaderBuilder::msg(xid, 1, MsgType::CALL).payload(&rpc));
         assert!(Message::decode(&b, &profile()).is_ok());
         assert_eq!(b.len(), 32 + rpc.len());
     }

@@ -138,6 +138,6 @@ pub fn check_accepted(h: &RpcHeader<'_>, xid: u32, want: AcceptStat) -> Result<(
 pub fn describe_body(b: &Body<'_>) -> String {
     match b {
         Body::Error(e) => format!("RDMA_ERROR {}", e.name().map_or_else(|| e.code().to_string(), str::to_string)),
-        other => other.proc_().name().to_string(),
+        other => other.proc_().to_string(),
     }
 }

@@ -34,8 +34,8 @@ crate::check::rule_table! {
 fn check_dp(dp: &GrpInfo<'_>, in_request: bool, out: &mut Violations) {
     for m in dp.iter() {
         let kind = m.loc.kind();
-        if in_request && matches!(kind, XmdpType::TooShort | XmdpType::NoItem) {
-            out.rule(&rules::RESULT_TYPE_IN_REQUEST, Some(kind as u64), None);
+        if in_request && matches!(kind, XmdpType::XMPTYPE_TOOSHORT | XmdpType::XMPTYPE_NOITEM) {
+            out.rule(&rules::RESULT_TYPE_IN_REQUEST, Some(kind.0 as u64), None);
         }
         let empty = match &m.loc {
             Loc::Exrw(s) => s.is_empty(),
@@ -70,7 +70,7 @@ pub fn check_into(op: &Op<'_>, dir: Option<MsgType>, payload_len: usize, out: &m
     }
     match op {
         Op::XmtReq(o) => {
-            if dir == Some(MsgType::Reply) {
+            if dir == Some(MsgType::REPLY) {
                 out.rule(&rules::XMTREQ_NOT_CALL, Some(1), None);
             }
             if o.count == 0 {
@@ -80,7 +80,7 @@ pub fn check_into(op: &Op<'_>, dir: Option<MsgType>, payload_len: usize, out: &m
             check_rsd(&o.rsd, out);
         }
         Op::XmtResp(o) => {
-            if dir == Some(MsgType::Call) {
+            if dir == Some(MsgType::CALL) {
                 out.rule(&rules::XMTRESP_NOT_REPLY, Some(0), None);
             }
             if o.count == 0 {

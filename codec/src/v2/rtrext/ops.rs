@@ -4,7 +4,7 @@ use super::placement::{no_arm, GrpInfo, RsdGroup};
 use crate::error::{DecodeError, EncodeError};
 use crate::profile::{Profile, RtrextOpttypes};
 use crate::v2::types::MsgType;
-use crate::xdr::{Array, Reader, Writer};
+use crate::xdr::{wire_enum, Array, Reader, Writer};
 
 /// Opttypes as the draft's XDR writes them (section 9, profile `rtrext-literal`).
 pub const ROPT_XMTREQ: u32 = 1;
@@ -80,45 +80,17 @@ pub struct XmtCont {
     pub pslen: u32,
 }
 
-/// `enum optr_err` (section 9.5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum OptrErr {
-    BadHmt = 1,
-    BadOmt = 2,
-    BadCont = 3,
-    BadSeq = 4,
-    BadXid = 5,
-    BadOff = 6,
-    BadTbsn = 7,
-    BadPl = 8,
-}
-
-impl OptrErr {
-    pub fn from_u32(v: u32) -> Option<OptrErr> {
-        Some(match v {
-            1 => OptrErr::BadHmt,
-            2 => OptrErr::BadOmt,
-            3 => OptrErr::BadCont,
-            4 => OptrErr::BadSeq,
-            5 => OptrErr::BadXid,
-            6 => OptrErr::BadOff,
-            7 => OptrErr::BadTbsn,
-            8 => OptrErr::BadPl,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            OptrErr::BadHmt => "OPTRERR_BADHMT",
-            OptrErr::BadOmt => "OPTRERR_BADOMT",
-            OptrErr::BadCont => "OPTRERR_BADCONT",
-            OptrErr::BadSeq => "OPTRERR_BADSEQ",
-            OptrErr::BadXid => "OPTRERR_BADXID",
-            OptrErr::BadOff => "OPTRERR_BADOFF",
-            OptrErr::BadTbsn => "OPTRERR_BADTBSN",
-            OptrErr::BadPl => "OPTRERR_BADPL",
-        }
+wire_enum! {
+    /// `enum optr_err` (section 9.5).
+    pub struct OptrErr(u32) {
+        OPTRERR_BADHMT = 1,
+        OPTRERR_BADOMT = 2,
+        OPTRERR_BADCONT = 3,
+        OPTRERR_BADSEQ = 4,
+        OPTRERR_BADXID = 5,
+        OPTRERR_BADOFF = 6,
+        OPTRERR_BADTBSN = 7,
+        OPTRERR_BADPL = 8,
     }
 }
 
@@ -141,16 +113,16 @@ impl OptrInfo {
     /// `which` with its arm (the arm's shape follows `which`).
     pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         let at = r.offset();
-        let v = r.u32("optre_which")?;
-        let which = OptrErr::from_u32(v).ok_or(no_arm("optre_which", at, v))?;
+        let which = OptrErr(r.u32("optre_which")?);
         let detail = match which {
-            OptrErr::BadHmt | OptrErr::BadOmt | OptrErr::BadSeq | OptrErr::BadXid => {
+            OptrErr::OPTRERR_BADHMT | OptrErr::OPTRERR_BADOMT | OptrErr::OPTRERR_BADSEQ | OptrErr::OPTRERR_BADXID => {
                 OptrDetail::ExpCur { expect: r.u32("optri_expect")?, current: r.u32("optri_current")? }
             }
-            OptrErr::BadCont => OptrDetail::None,
-            OptrErr::BadTbsn | OptrErr::BadOff | OptrErr::BadPl => {
+            OptrErr::OPTRERR_BADCONT => OptrDetail::None,
+            OptrErr::OPTRERR_BADTBSN | OptrErr::OPTRERR_BADOFF | OptrErr::OPTRERR_BADPL => {
                 OptrDetail::Range { value: r.u32("optri_value")?, min: r.u32("optri_min")?, max: r.u32("optri_max")? }
             }
+            OptrErr(v) => return Err(no_arm("optre_which", at, v)),
         };
         Ok(OptrInfo { which, detail })
     }
@@ -164,7 +136,7 @@ impl OptrInfo {
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.u32(self.which as u32)?;
+        w.u32(self.which.0)?;
         match self.detail {
             OptrDetail::ExpCur { expect, current } => {
                 w.u32(expect)?;
@@ -195,7 +167,7 @@ impl XmsId {
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
-        w.u32(self.dir as u32)?;
+        w.u32(self.dir.0)?;
         w.u32(self.seq)
     }
 }

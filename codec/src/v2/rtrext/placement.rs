@@ -4,44 +4,20 @@
 
 use crate::chunk::Segment;
 use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
-use crate::xdr::{Array, Item, Reader, Writer};
+use crate::xdr::{wire_enum, Array, Item, Reader, Writer};
 
 /// `xmrseg_flags`: the segment is a target for data placement (section 7.2).
 pub const XMRSFLAG_PLT: u32 = 0x01;
 
-/// `enum xmdp_type` (section 6.2; `XMPTYPE_CHOOSE` read as `XMPTYPE_CHOICE`, R1).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum XmdpType {
-    Exrw = 1,
-    Tbsn = 2,
-    Choice = 3,
-    BySize = 4,
-    TooShort = 5,
-    NoItem = 6,
-}
-
-impl XmdpType {
-    pub fn from_u32(v: u32) -> Option<XmdpType> {
-        Some(match v {
-            1 => XmdpType::Exrw,
-            2 => XmdpType::Tbsn,
-            3 => XmdpType::Choice,
-            4 => XmdpType::BySize,
-            5 => XmdpType::TooShort,
-            6 => XmdpType::NoItem,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            XmdpType::Exrw => "XMPTYPE_EXRW",
-            XmdpType::Tbsn => "XMPTYPE_TBSN",
-            XmdpType::Choice => "XMPTYPE_CHOICE",
-            XmdpType::BySize => "XMPTYPE_BYSIZE",
-            XmdpType::TooShort => "XMPTYPE_TOOSHORT",
-            XmdpType::NoItem => "XMPTYPE_NOITEM",
-        }
+wire_enum! {
+    /// `enum xmdp_type` (section 6.2; `XMPTYPE_CHOOSE` read as `XMPTYPE_CHOICE`, R1).
+    pub struct XmdpType(u32) {
+        XMPTYPE_EXRW = 1,
+        XMPTYPE_TBSN = 2,
+        XMPTYPE_CHOICE = 3,
+        XMPTYPE_BYSIZE = 4,
+        XMPTYPE_TOOSHORT = 5,
+        XMPTYPE_NOITEM = 6,
     }
 }
 
@@ -67,22 +43,24 @@ pub enum Loc<'a> {
 impl<'a> Loc<'a> {
     pub fn kind(&self) -> XmdpType {
         match self {
-            Loc::Exrw(_) => XmdpType::Exrw,
-            Loc::Tbsn { .. } => XmdpType::Tbsn,
-            Loc::TooShort => XmdpType::TooShort,
-            Loc::NoItem => XmdpType::NoItem,
+            Loc::Exrw(_) => XmdpType::XMPTYPE_EXRW,
+            Loc::Tbsn { .. } => XmdpType::XMPTYPE_TBSN,
+            Loc::TooShort => XmdpType::XMPTYPE_TOOSHORT,
+            Loc::NoItem => XmdpType::XMPTYPE_NOITEM,
         }
     }
 
     /// Decodes the union; its discriminant is reported as `xmdmi_where`.
     pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let at = r.offset();
-        Ok(match r.u32("xmdmi_where")? {
-            1 => Loc::Exrw(Array::decode(r, "xmdl_ex")?),
-            2 => Loc::Tbsn { offset: r.u32("xmdl_offset")?, bsnum: Array::decode(r, "xmdl_bsnum")? },
-            5 => Loc::TooShort,
-            6 => Loc::NoItem,
-            v => return Err(no_arm("xmdmi_where", at, v)),
+        Ok(match XmdpType(r.u32("xmdmi_where")?) {
+            XmdpType::XMPTYPE_EXRW => Loc::Exrw(Array::decode(r, "xmdl_ex")?),
+            XmdpType::XMPTYPE_TBSN => {
+                Loc::Tbsn { offset: r.u32("xmdl_offset")?, bsnum: Array::decode(r, "xmdl_bsnum")? }
+            }
+            XmdpType::XMPTYPE_TOOSHORT => Loc::TooShort,
+            XmdpType::XMPTYPE_NOITEM => Loc::NoItem,
+            XmdpType(v) => return Err(no_arm("xmdmi_where", at, v)),
         })
     }
 
@@ -95,7 +73,7 @@ impl<'a> Loc<'a> {
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.u32(self.kind() as u32)?;
+        w.u32(self.kind().0)?;
         match self {
             Loc::Exrw(s) => s.encode(w),
             Loc::Tbsn { offset, bsnum } => {
@@ -155,22 +133,24 @@ pub enum RsdLoc<'a> {
 impl<'a> RsdLoc<'a> {
     pub fn kind(&self) -> XmdpType {
         match self {
-            RsdLoc::Exrw(_) => XmdpType::Exrw,
-            RsdLoc::Choice(_) => XmdpType::Choice,
-            RsdLoc::BySize { .. } => XmdpType::BySize,
-            RsdLoc::Tbsn => XmdpType::Tbsn,
+            RsdLoc::Exrw(_) => XmdpType::XMPTYPE_EXRW,
+            RsdLoc::Choice(_) => XmdpType::XMPTYPE_CHOICE,
+            RsdLoc::BySize { .. } => XmdpType::XMPTYPE_BYSIZE,
+            RsdLoc::Tbsn => XmdpType::XMPTYPE_TBSN,
         }
     }
 
     /// Decodes the union; its discriminant is reported as `xmdrsdi_loc`.
     pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let at = r.offset();
-        Ok(match r.u32("xmdrsdi_loc")? {
-            1 => RsdLoc::Exrw(Array::decode(r, "xmdrsdl_ex")?),
-            3 => RsdLoc::Choice(Array::decode(r, "xmdrsdl_ex")?),
-            4 => RsdLoc::BySize { dsdov: r.u32("xmdrsdl_dsdov")?, bsex: Array::decode(r, "xmdrsdl_bsex")? },
-            2 => RsdLoc::Tbsn,
-            v => return Err(no_arm("xmdrsdi_loc", at, v)),
+        Ok(match XmdpType(r.u32("xmdrsdi_loc")?) {
+            XmdpType::XMPTYPE_EXRW => RsdLoc::Exrw(Array::decode(r, "xmdrsdl_ex")?),
+            XmdpType::XMPTYPE_CHOICE => RsdLoc::Choice(Array::decode(r, "xmdrsdl_ex")?),
+            XmdpType::XMPTYPE_BYSIZE => {
+                RsdLoc::BySize { dsdov: r.u32("xmdrsdl_dsdov")?, bsex: Array::decode(r, "xmdrsdl_bsex")? }
+            }
+            XmdpType::XMPTYPE_TBSN => RsdLoc::Tbsn,
+            XmdpType(v) => return Err(no_arm("xmdrsdi_loc", at, v)),
         })
     }
 
@@ -183,7 +163,7 @@ impl<'a> RsdLoc<'a> {
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.u32(self.kind() as u32)?;
+        w.u32(self.kind().0)?;
         match self {
             RsdLoc::Exrw(s) | RsdLoc::Choice(s) => s.encode(w),
             RsdLoc::BySize { dsdov, bsex } => {

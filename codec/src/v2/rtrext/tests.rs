@@ -51,7 +51,7 @@ fn xmtreq_with_every_request_placement() {
     ]);
     let Op::XmtReq(o) = decode(OpKind::XmtReq, &b).unwrap() else { panic!() };
     let m: std::vec::Vec<_> = o.dp.iter().collect();
-    assert_eq!(m[0].loc.kind(), XmdpType::Exrw);
+    assert_eq!(m[0].loc.kind(), XmdpType::XMPTYPE_EXRW);
     let Loc::Exrw(segs) = m[0].loc else { panic!() };
     assert_eq!(segs.get(0), Some(Segment::new(0x11, 8192, 0x4000)));
     let Loc::Tbsn { offset, bsnum } = m[1].loc else { panic!() };
@@ -59,10 +59,10 @@ fn xmtreq_with_every_request_placement() {
     let set = o.rsd.get(0).unwrap();
     assert_eq!(set.range, RsdRange { begin: 100, end: 200 });
     let items: std::vec::Vec<_> = set.items.iter().collect();
-    assert_eq!(items[0].loc.kind(), XmdpType::Choice);
+    assert_eq!(items[0].loc.kind(), XmdpType::XMPTYPE_CHOICE);
     assert!(matches!(items[1].loc, RsdLoc::BySize { dsdov: 2048, bsex } if bsex.is_empty()));
     assert_eq!((o.count, o.rsbuf, o.pslen), (1, 2, 100));
-    assert!(check(&Op::XmtReq(o), Some(MsgType::Call), 100).is_empty());
+    assert!(check(&Op::XmtReq(o), Some(MsgType::CALL), 100).is_empty());
 }
 
 // Table 1: CHOICE/BYSIZE in an xmdp_loc and TOOSHORT/NOITEM in an xmdp_rsdloc are "XDR
@@ -75,10 +75,10 @@ fn the_validity_split() {
     assert_eq!(e, DecodeError::new("xmdrsdi_loc", 24, ErrorKind::InvalidEnum { value: 5 }));
     let b = words(&[1, 0, 10, 6, 0, 1, 0, 0]);
     let op = decode(OpKind::XmtReq, &b).unwrap();
-    assert_eq!(ids(&check(&op, Some(MsgType::Call), 0)), ["rtrext-03/6.2/result-type-in-request"]);
+    assert_eq!(ids(&check(&op, Some(MsgType::CALL), 0)), ["rtrext-03/6.2/result-type-in-request"]);
     let b = words(&[2, 0, 10, 5, 20, 30, 6, 1, 0]);
     let op = decode(OpKind::XmtResp, &b).unwrap();
-    assert!(check(&op, Some(MsgType::Reply), 0).is_empty());
+    assert!(check(&op, Some(MsgType::REPLY), 0).is_empty());
 }
 
 #[test]
@@ -86,7 +86,7 @@ fn request_checks() {
     // Empty EXRW location for 10 bytes, ranges 50..40 then 30..60, count 0, pslen 8 > 4.
     let b = words(&[1, 0, 10, 1, 0, 2, 50, 40, 0, 30, 60, 0, 0, 0, 8]);
     let op = decode(OpKind::XmtReq, &b).unwrap();
-    let got = ids(&check(&op, Some(MsgType::Reply), 4));
+    let got = ids(&check(&op, Some(MsgType::REPLY), 4));
     assert_eq!(
         got,
         [
@@ -107,9 +107,12 @@ fn cont_and_report_error() {
     assert_eq!(ids(&check(&op, None, 0)), ["rtrext-03/9.4/xnum-zero"]);
     let b = words(&[7, 0, 2, 1, 7, 0, 0, 4, 1, 3]);
     let Op::ReptErr(o) = decode(OpKind::ReptErr, &b).unwrap() else { panic!() };
-    assert_eq!(o.bad, XmsId { xid: 7, dir: MsgType::Call, seq: 2 });
-    assert_eq!(o.lead, Some(XmsId { xid: 7, dir: MsgType::Call, seq: 0 }));
-    assert_eq!(o.info, OptrInfo { which: OptrErr::BadSeq, detail: OptrDetail::ExpCur { expect: 1, current: 3 } });
+    assert_eq!(o.bad, XmsId { xid: 7, dir: MsgType::CALL, seq: 2 });
+    assert_eq!(o.lead, Some(XmsId { xid: 7, dir: MsgType::CALL, seq: 0 }));
+    assert_eq!(
+        o.info,
+        OptrInfo { which: OptrErr::OPTRERR_BADSEQ, detail: OptrDetail::ExpCur { expect: 1, current: 3 } }
+    );
     let e = decode(OpKind::ReptErr, &words(&[7, 2, 2, 0, 3])).unwrap_err();
     assert_eq!(e, DecodeError::new("xmsi_dir", 4, ErrorKind::InvalidEnum { value: 2 }));
     let e = decode(OpKind::ReptErr, &words(&[7, 0, 2, 0, 9])).unwrap_err();

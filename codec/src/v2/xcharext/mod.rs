@@ -11,7 +11,7 @@ use core::ops::RangeInclusive;
 use super::rtrext::XmrbsBuf;
 use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
 use crate::profile::{Profile, PropertyIds, RtrextOpttypes};
-use crate::xdr::{round_up4, Array, ArrayIter, Item, Reader, Writer};
+use crate::xdr::{round_up4, wire_enum, Array, ArrayIter, Item, Reader, Writer};
 
 mod subset;
 pub use subset::{bit_mask, set_bit, SetBits, XcharSubset};
@@ -38,30 +38,12 @@ pub fn is_experimental(id: u32) -> bool {
     EXPERIMENTAL_IDS.contains(&id)
 }
 
-/// `enum bkreqsup` (section 3.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BkReqSup {
-    None = 0,
-    Inline = 1,
-    Genl = 2,
-}
-
-impl BkReqSup {
-    pub fn from_u32(v: u32) -> Option<BkReqSup> {
-        Some(match v {
-            0 => BkReqSup::None,
-            1 => BkReqSup::Inline,
-            2 => BkReqSup::Genl,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BkReqSup::None => "BKREQSUP_NONE",
-            BkReqSup::Inline => "BKREQSUP_INLINE",
-            BkReqSup::Genl => "BKREQSUP_GENL",
-        }
+wire_enum! {
+    /// `enum bkreqsup` (section 3.3).
+    pub struct BkReqSup(u32) {
+        BKREQSUP_NONE = 0,
+        BKREQSUP_INLINE = 1,
+        BKREQSUP_GENL = 2,
     }
 }
 
@@ -179,7 +161,7 @@ impl<'a> Characteristic<'a> {
             | Characteristic::ReqRxLim(v)
             | Characteristic::RespSxLim(v) => w.u32(v),
             Characteristic::ReqRemInv(b) => w.bool(b),
-            Characteristic::Brs(b) => w.u32(b as u32),
+            Characteristic::Brs(b) => w.u32(b.0),
             Characteristic::RbStruct(b) => b.encode(w),
             Characteristic::Experimental { data, .. } | Characteristic::Unknown { data, .. } => w.bytes(data),
         }
@@ -234,11 +216,11 @@ fn typed<'a>(which: u32, data: &'a [u8], base: usize, ids: PropertyIds) -> Resul
         Known::Brs => {
             let at = r.offset();
             let value = r.u32(DATA)?;
-            Characteristic::Brs(BkReqSup::from_u32(value).ok_or(DecodeError::new(
-                DATA,
-                at,
-                ErrorKind::InvalidEnum { value },
-            ))?)
+            let b = BkReqSup(value);
+            if !b.is_known() {
+                return Err(DecodeError::new(DATA, at, ErrorKind::InvalidEnum { value }));
+            }
+            Characteristic::Brs(b)
         }
         Known::RtrSupp => Characteristic::RtrSupp(r.u32(DATA)?),
         Known::RbStruct => {

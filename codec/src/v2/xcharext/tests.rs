@@ -29,7 +29,7 @@ fn initxch_with_the_three_characteristics() {
     let got: std::vec::Vec<_> = o.start.characteristics().map(Result::unwrap).collect();
     assert_eq!(
         got,
-        [Characteristic::RbSiz(8192), Characteristic::ReqRemInv(true), Characteristic::Brs(BkReqSup::Genl)]
+        [Characteristic::RbSiz(8192), Characteristic::ReqRemInv(true), Characteristic::Brs(BkReqSup::BKREQSUP_GENL)]
     );
     assert_eq!(o.start.iter().nth(2).unwrap().characteristic(ids).unwrap().name(), "BRS");
     assert!(o.nochg.is_set(0) && !o.nochg.is_set(1) && !o.nochg.is_set(40));
@@ -74,7 +74,7 @@ fn v2_03_ids_move_brs_and_add_rtrext_properties() {
     let b = words(&[3, 2, 4, 1, 4, 24, 8192, 1, 2, 4096, 4096, 1, 3, 4, 7]);
     let Op::ReqXch(o) = decode(ROPT_REQXCH, &b, &p).unwrap() else { panic!() };
     let c: std::vec::Vec<_> = o.want.characteristics().map(Result::unwrap).collect();
-    assert_eq!(c[0], Characteristic::Brs(BkReqSup::Inline));
+    assert_eq!(c[0], Characteristic::Brs(BkReqSup::BKREQSUP_INLINE));
     let Characteristic::RbStruct(buf) = c[1] else { panic!() };
     assert_eq!(buf.length, 8192);
     assert_eq!(buf.groups.get(0).unwrap().count, 2);
