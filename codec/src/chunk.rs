@@ -558,6 +558,10 @@ impl<'a> Item<'a> for Segment {
     }
 }
 
+crate::xdr::impl_encode! {
+    ChunkLists<'_> => encode;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

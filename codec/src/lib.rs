@@ -20,6 +20,9 @@
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations)]
 
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
 pub mod ccp;
 pub mod check;
 pub mod chunk;
@@ -37,3 +40,4 @@ pub use error::{DecodeError, EncodeError, ErrorKind, Field};
 pub use profile::Profile;
 /// The Version Two extensions, also at the crate root.
 pub use v2::{rtrext, xcharext};
+pub use xdr::Encode;

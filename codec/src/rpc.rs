@@ -292,6 +292,18 @@ impl<'a> ReplyHeader<'a> {
         ReplyHeader { xid, body: ReplyBody::Denied(why) }
     }
 
+    /// xid, mtype, reply_stat, then the arm.
+    pub fn encoded_len(&self) -> usize {
+        12 + match &self.body {
+            ReplyBody::Accepted { verf, stat } => {
+                let mismatch = if matches!(stat, AcceptStat::ProgMismatch { .. }) { 8 } else { 0 };
+                verf.encoded_len() + 4 + mismatch
+            }
+            ReplyBody::Denied(Rejected::RpcMismatch { .. }) => 4 + 8,
+            ReplyBody::Denied(Rejected::AuthError { .. }) => 4 + 4,
+        }
+    }
+
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
         w.u32(MsgType::REPLY.0)?;
@@ -333,6 +345,13 @@ impl RpcHeader<'_> {
         match self {
             RpcHeader::Call(c) => c.xid,
             RpcHeader::Reply(r) => r.xid,
+        }
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            RpcHeader::Call(c) => c.encoded_len(),
+            RpcHeader::Reply(r) => r.encoded_len(),
         }
     }
 
@@ -433,6 +452,13 @@ impl fmt::Display for RpcHeader<'_> {
             },
         }
     }
+}
+
+crate::xdr::impl_encode! {
+    OpaqueAuth<'_> => encode;
+    CallHeader<'_> => encode;
+    ReplyHeader<'_> => encode;
+    RpcHeader<'_> => encode;
 }
 
 #[cfg(test)]

@@ -497,6 +497,25 @@ impl<'s> HeaderBuilder<'s> {
         self
     }
 
+    /// The exact length [`HeaderBuilder::encode`] writes (RFC 8166 4.7's word counts: a read
+    /// list entry is 6 words, a write chunk 2 + 4 per segment, each list ends with a word).
+    pub fn encoded_len(&self) -> usize {
+        field::BODY
+            + match (self.raw_body, self.shape) {
+                (Some(raw), _) => raw.len(),
+                (None, Shape::Lists) => self.lists_len(),
+                (None, Shape::MsgP { .. }) => 8 + self.lists_len(),
+                (None, Shape::Done) => 0,
+                (None, Shape::Error { code, .. }) => 4 + if code == ErrorCode::ERR_VERS { 8 } else { 0 },
+            }
+    }
+
+    fn lists_len(&self) -> usize {
+        let writes: usize = self.writes.iter().map(|c| 8 + crate::chunk::SEGMENT_LEN * c.len()).sum();
+        let reply = self.reply.map_or(0, |c| 4 + crate::chunk::SEGMENT_LEN * c.len());
+        crate::chunk::READ_ENTRY_LEN * self.reads.len() + 4 + writes + 4 + 4 + reply
+    }
+
     /// Writes the header into `w`.
     pub fn write(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
@@ -578,6 +597,11 @@ impl<'s> HeaderBuilder<'s> {
         }
         Some(p.pos)
     }
+}
+
+crate::xdr::impl_encode! {
+    Header<'_> => encode, fast encode_into;
+    HeaderBuilder<'_> => write, fast encode;
 }
 
 #[cfg(test)]
@@ -749,5 +773,35 @@ mod tests {
         assert_eq!(&buf[12..16], &[0, 0, 0, 9]);
         let n = HeaderBuilder::err_vers(1, 1, 1, 1, 1).raw_error_code(77).encode(&mut buf).unwrap();
         assert_eq!(n, 20);
+    }
+
+    #[test]
+    fn builder_encoded_len_is_exact_for_every_shape() {
+        use crate::xdr::Encode;
+        let reads = [ReadSegment::new(0, 1, 100, 0x10), ReadSegment::new(0, 2, 4, 0x20)];
+        let seg = [Segment::new(2, 8192, 0x20), Segment::new(3, 16, 0x30)];
+        let writes: [&[Segment]; 2] = [&seg, &seg[..1]];
+        let builders = [
+            HeaderBuilder::msg(1, 1),
+            HeaderBuilder::nomsg(1, 1).read_list(&reads).write_list(&writes).reply_chunk(&seg),
+            HeaderBuilder::msgp(1, 1, 64, 128).read_list(&reads),
+            HeaderBuilder::done(1, 1),
+            HeaderBuilder::err_vers(1, 1, 1, 1, 1),
+            HeaderBuilder::err_chunk(1, 1),
+            HeaderBuilder::err_chunk(1, 1).raw_error_code(1),
+            HeaderBuilder::err_vers(1, 1, 1, 1, 1).raw_error_code(9),
+            HeaderBuilder::msg(1, 1).raw_body(&[1, 2, 3]),
+            HeaderBuilder::msg(1, 1).write_list(&writes).raw_proc(7),
+        ];
+        for b in builders {
+            let v = b.encode_to_vec();
+            assert_eq!(v.len(), b.encoded_len(), "{b:?}");
+            let mut w = std::vec![0u8; v.len()];
+            assert_eq!(b.encode(&mut w), Ok(v.len()));
+            assert_eq!(w, v);
+            if let Ok(m) = Message::decode(&v, &Profile::default()) {
+                assert_eq!(m.header.encode_to_vec(), v);
+            }
+        }
     }
 }

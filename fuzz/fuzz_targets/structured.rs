@@ -78,6 +78,7 @@ fuzz_target!(|d: Desc| {
             Kind::ErrVers { .. } => 12,
             Kind::ErrChunk => 4,
         };
+    assert_eq!(b.encoded_len(), want_len);
     let mut buf = vec![0u8; want_len + d.payload.len()];
     let n = b.encode(&mut buf).expect("sized exactly");
     assert_eq!(n, want_len);

@@ -2,6 +2,7 @@
 
 use rpcrdma_codec::rpc::{AcceptStat, Rejected, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::DecodeError;
+use rpcrdma_codec::Encode;
 
 pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
     let m = RpcMessage::decode(bytes)?;
@@ -63,11 +64,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
 pub fn summarize_message(bytes: &[u8]) -> Result<super::Decoded, DecodeError> {
     let facts = summarize(bytes)?;
     let m = RpcMessage::decode(bytes)?;
-    let mut out = vec![0u8; bytes.len()];
-    let mut w = rpcrdma_codec::xdr::Writer::new(&mut out);
-    m.header.encode(&mut w).expect("a decoded RPC header re-encodes into a buffer of its size");
-    w.bytes(m.body).unwrap();
-    let n = w.len();
-    out.truncate(n);
+    let mut out = m.header.encode_to_vec();
+    out.extend_from_slice(m.body);
     Ok(super::Decoded { facts, violations: None, reencoded: Some(out) })
 }

@@ -230,14 +230,6 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     }
     let role = v.role.as_deref().map(|r| super::v1::role(&v.name, r));
     let violations = role.map(|r| v2::check(&m, r).iter().map(|x| x.rule.id.to_string()).collect());
-    super::v1::finish(
-        &mut d,
-        &v.bytes,
-        m.payload_offset,
-        m.payload,
-        matches!(h.body, Body::Msg(_)),
-        violations,
-        |out| h.encode_into(out),
-    );
+    super::v1::finish(&mut d, h, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations);
     Ok(d)
 }

@@ -1,10 +1,10 @@
 //! Builds Version Two messages from plain values, well-formed or malformed on purpose.
 
 use super::header::OptInfo;
-use super::types::{ErrorInfo, MsgType, Proc, VERSION};
-use crate::chunk::{ChunkWriter, ReadSegment, Segment};
+use super::types::{field, ErrorInfo, MsgType, Proc, VERSION};
+use crate::chunk::{ChunkWriter, ReadSegment, Segment, READ_ENTRY_LEN, SEGMENT_LEN};
 use crate::error::EncodeError;
-use crate::xdr::{pad4, Writer};
+use crate::xdr::{pad4, round_up4, Writer};
 
 #[derive(Debug, Clone, Copy)]
 enum Shape<'s> {
@@ -143,6 +143,23 @@ impl<'s> HeaderBuilder<'s> {
         self
     }
 
+    /// The exact length [`HeaderBuilder::encode`] writes, payload included.
+    pub fn encoded_len(&self) -> usize {
+        let dir = self.dir.map_or(0, |_| 4);
+        field::BODY
+            + match (self.raw_body, self.shape) {
+                (Some(raw), _) => return field::BODY + raw.len(),
+                (None, Shape::Lists) => {
+                    let writes: usize = self.writes.iter().map(|c| 8 + SEGMENT_LEN * c.len()).sum();
+                    let reply = self.reply.map_or(0, |c| 4 + SEGMENT_LEN * c.len());
+                    dir + READ_ENTRY_LEN * self.reads.len() + 4 + writes + 4 + 4 + reply
+                }
+                (None, Shape::Error(e)) => e.encoded_len(),
+                (None, Shape::Optional { info, .. }) => dir + 8 + round_up4(info.data_len()),
+            }
+            + self.payload.len()
+    }
+
     pub fn write(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
         w.u32(self.vers)?;
@@ -182,4 +199,8 @@ impl<'s> HeaderBuilder<'s> {
         self.write(&mut w)?;
         Ok(w.len())
     }
+}
+
+crate::xdr::impl_encode! {
+    HeaderBuilder<'_> => write, fast encode;
 }

@@ -246,3 +246,7 @@ impl fmt::Display for Header<'_> {
         }
     }
 }
+
+crate::xdr::impl_encode! {
+    Header<'_> => encode, fast encode_into;
+}

@@ -168,3 +168,31 @@ fn base_checks() {
         assert!(rules::ALL[i + 1..].iter().all(|o| o.id != r.id));
     }
 }
+
+#[test]
+fn builder_encoded_len_is_exact_for_every_shape() {
+    use crate::chunk::Segment;
+    use crate::xdr::Encode;
+    let reads = [ReadSegment::new(0, 1, 100, 0x10)];
+    let seg = [Segment::new(2, 8192, 0x20), Segment::new(3, 16, 0x30)];
+    let writes: [&[Segment]; 1] = [&seg];
+    let err = ErrorInfo::new(ErrorBody::Vers { low: 2, high: 2 }, V2ErrorNumbering::Draft01).unwrap();
+    let builders = [
+        HeaderBuilder::msg(1, 1, MsgType::CALL).payload(&[1, 2, 3, 4, 5]),
+        HeaderBuilder::nomsg(1, 1, MsgType::REPLY).read_list(&reads).write_list(&writes).reply_chunk(&seg),
+        HeaderBuilder::msg(1, 1, MsgType::CALL).draft00(),
+        HeaderBuilder::error(1, 1, err),
+        HeaderBuilder::error(1, 1, err).raw_error_code(77),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[1, 2, 3])).payload(&[9; 7]),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[1, 2, 3])).raw_optinfo_length(1),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[])).draft00(),
+        HeaderBuilder::msg(1, 1, MsgType::CALL).raw_body(&[0; 5]).payload(&[1]),
+    ];
+    for b in builders {
+        let v = b.encode_to_vec();
+        assert_eq!(v.len(), b.encoded_len(), "{b:?}");
+        let mut w = std::vec![0u8; v.len()];
+        assert_eq!(b.encode(&mut w), Ok(v.len()));
+        assert_eq!(w, v);
+    }
+}

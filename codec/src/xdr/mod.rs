@@ -3,11 +3,14 @@
 //! these.
 
 mod array;
+mod encode;
 mod reader;
 mod wire_enum;
 mod writer;
 
 pub use array::{Array, ArrayIter, Item};
+pub(crate) use encode::impl_encode;
+pub use encode::Encode;
 pub use reader::{pad4, round_up4, Reader};
 pub(crate) use wire_enum::wire_enum;
 pub use writer::Writer;

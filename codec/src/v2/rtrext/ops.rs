@@ -299,3 +299,7 @@ impl<'a> Op<'a> {
         }
     }
 }
+
+crate::xdr::impl_encode! {
+    Op<'_> => encode;
+}

@@ -420,5 +420,9 @@ impl<'a> Op<'a> {
     }
 }
 
+crate::xdr::impl_encode! {
+    Op<'_> => encode;
+}
+
 #[cfg(test)]
 mod tests;
