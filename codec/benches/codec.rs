@@ -36,7 +36,7 @@ fn main() {
 /// The common `copy` bench: the floor every other figure of the group is read against.
 fn bench_copy(bencher: Bencher, name: &str) {
     let b = bytes(name);
-    let mut out = [0u8; 256];
+    let mut out = vec![0u8; b.len()];
     bencher.bench_local(|| copy(black_box(&b), black_box(&mut out)));
 }
 
@@ -67,7 +67,7 @@ macro_rules! v1_form {
             #[divan::bench]
             fn encode(bencher: Bencher) {
                 let h = crate::messages::$module::builder();
-                let mut out = [0u8; 256];
+                let mut out = vec![0u8; h.encoded_len()];
                 bencher.bench_local(|| v1_encode(black_box(&h), black_box(&mut out)));
             }
 
@@ -75,7 +75,7 @@ macro_rules! v1_form {
             fn reencode(bencher: Bencher) {
                 let (b, p) = (bytes($name), profile());
                 let m = v1_decode(&b, &p).unwrap();
-                let mut out = [0u8; 256];
+                let mut out = vec![0u8; m.header.encoded_len()];
                 bencher.bench_local(|| v1_reencode(black_box(&m.header), black_box(&mut out)));
             }
 
@@ -115,7 +115,7 @@ macro_rules! v2_form {
             fn encode(bencher: Bencher) {
                 let p = profile();
                 let h = crate::messages::$module::builder(&p);
-                let mut out = [0u8; 256];
+                let mut out = vec![0u8; h.encoded_len()];
                 bencher.bench_local(|| v2_encode(black_box(&h), black_box(&mut out)));
             }
 
@@ -123,7 +123,7 @@ macro_rules! v2_form {
             fn reencode(bencher: Bencher) {
                 let (b, p) = (bytes($name), profile());
                 let m = v2_decode(&b, &p).unwrap();
-                let mut out = [0u8; 256];
+                let mut out = vec![0u8; m.header.encoded_len()];
                 bencher.bench_local(|| v2_reencode(black_box(&m.header), black_box(&mut out)));
             }
 

@@ -21,7 +21,7 @@ use crate::rpc::{
     AcceptStat, CallHeader, OpaqueAuth, Rejected, ReplyBody, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION,
 };
 use crate::v1::{field as v1_field, Body, HeaderBuilder, Message};
-use crate::xdr::{round_up4, Reader, Writer};
+use crate::xdr::{Reader, Writer};
 
 /// CONFIG_RDMA_PROG.
 pub const PROGRAM: u32 = 100_417;
@@ -55,6 +55,10 @@ pub struct ConfigRdmaReq {
 impl ConfigRdmaReq {
     pub const ENCODED_LEN: usize = 12;
 
+    pub const fn encoded_len(&self) -> usize {
+        Self::ENCODED_LEN
+    }
+
     pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(ConfigRdmaReq {
             maxcall_sendsize: r.u32("maxcall_sendsize")?,
@@ -83,6 +87,10 @@ pub struct ConfigRdmaReply {
 
 impl ConfigRdmaReply {
     pub const ENCODED_LEN: usize = 12;
+
+    pub const fn encoded_len(&self) -> usize {
+        Self::ENCODED_LEN
+    }
 
     pub fn decode(r: &mut Reader<'_>) -> Result<Self, DecodeError> {
         Ok(ConfigRdmaReply {
@@ -280,17 +288,7 @@ impl<'a> CcpReply<'a> {
     }
 
     pub fn encoded_len(&self) -> usize {
-        // xid, mtype, reply_stat
-        let head = 12
-            + match &self.header.body {
-                ReplyBody::Accepted { verf, stat } => {
-                    let mismatch = if matches!(stat, AcceptStat::ProgMismatch { .. }) { 8 } else { 0 };
-                    8 + round_up4(verf.body.len()) + 4 + mismatch
-                }
-                ReplyBody::Denied(Rejected::RpcMismatch { .. }) => 4 + 8,
-                ReplyBody::Denied(Rejected::AuthError { .. }) => 4 + 4,
-            };
-        head + self.result.map_or(0, |_| ConfigRdmaReply::ENCODED_LEN)
+        self.header.encoded_len() + self.result.map_or(0, |_| ConfigRdmaReply::ENCODED_LEN)
     }
 
     /// Writes the reply header and, when present, the result.
@@ -383,6 +381,13 @@ impl fmt::Display for CcpReply<'_> {
             None => write!(f, "CONF_RDMA reply {}", RpcHeader::Reply(self.header)),
         }
     }
+}
+
+crate::xdr::impl_encode! {
+    ConfigRdmaReq => encode;
+    ConfigRdmaReply => encode;
+    CcpCall<'_> => encode;
+    CcpReply<'_> => encode;
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 //! re-read words that are known to be present and well formed, so they never fail.
 
 use crate::error::{DecodeError, EncodeError};
-use crate::xdr::{Reader, Writer};
+use crate::xdr::{Item, Reader, Writer};
 
 /// Bytes of a plain segment: handle, length, offset (RFC 8166 4.7 "HLOO").
 pub const SEGMENT_LEN: usize = 16;
@@ -542,6 +542,24 @@ impl ChunkWriter {
         }
         Ok(())
     }
+}
+
+/// `rpcrdma2_segment` (rtrext's `rpcrdma1_segment`, wire notes R7): the v1 plain segment.
+impl<'a> Item<'a> for Segment {
+    const MIN_LEN: usize = 16;
+    fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
+        Ok(Segment::new(r.u32("rdma_handle")?, r.u32("rdma_length")?, r.u64("rdma_offset")?))
+    }
+    fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
+        Segment::encode(self, w)
+    }
+    fn encoded_len(&self) -> usize {
+        16
+    }
+}
+
+crate::xdr::impl_encode! {
+    ChunkLists<'_> => encode;
 }
 
 #[cfg(test)]

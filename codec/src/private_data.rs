@@ -383,6 +383,10 @@ pub fn inline_thresholds(client: &PrivateData, server: &PrivateData) -> InlineTh
     }
 }
 
+crate::xdr::impl_encode! {
+    PrivateData => encode, fast encode_into;
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

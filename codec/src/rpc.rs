@@ -4,7 +4,7 @@
 use core::fmt;
 
 use crate::error::{DecodeError, EncodeError, ErrorKind};
-use crate::xdr::{Reader, Writer};
+use crate::xdr::{wire_enum, Reader, Writer};
 
 /// RFC 5531 9: `rpcvers` MUST be 2.
 pub const RPC_VERSION: u32 = 2;
@@ -15,38 +15,106 @@ pub const MAX_MACHINENAME: u32 = 255;
 /// `unsigned int gids<16>` of authsys_parms.
 pub const MAX_GIDS: u32 = 16;
 
-/// auth_flavor values (RFC 5531 8.2 and the IANA registry).
-pub mod flavor {
-    pub const AUTH_NONE: u32 = 0;
-    pub const AUTH_SYS: u32 = 1;
-    pub const AUTH_SHORT: u32 = 2;
-    pub const AUTH_DH: u32 = 3;
-    pub const RPCSEC_GSS: u32 = 6;
+wire_enum! {
+    /// auth_flavor (RFC 5531 8.2 and the IANA registry).
+    pub struct AuthFlavor(u32) {
+        AUTH_NONE = 0,
+        AUTH_SYS = 1,
+        AUTH_SHORT = 2,
+        AUTH_DH = 3,
+        RPCSEC_GSS = 6,
+    }
 }
 
-/// msg_type.
-pub const CALL: u32 = 0;
-pub const REPLY: u32 = 1;
+wire_enum! {
+    /// msg_type (RFC 5531 9); Version Two reuses it for rdma_direction, rdma_optdir and
+    /// xmsi_dir.
+    pub struct MsgType(u32) {
+        CALL = 0,
+        REPLY = 1,
+    }
+}
+
+impl MsgType {
+    /// Reads the enum; another value is `invalid-enum` in `field`.
+    pub fn decode(r: &mut Reader<'_>, field: &'static str) -> Result<MsgType, DecodeError> {
+        let at = r.offset();
+        let t = MsgType(r.u32(field)?);
+        if !t.is_known() {
+            return Err(DecodeError::new(field, at, ErrorKind::InvalidEnum { value: t.0 }));
+        }
+        Ok(t)
+    }
+}
+
+wire_enum! {
+    /// reply_stat (RFC 5531 9).
+    pub struct ReplyStat(u32) {
+        MSG_ACCEPTED = 0,
+        MSG_DENIED = 1,
+    }
+}
+
+wire_enum! {
+    /// The accept_stat word; [`AcceptStat`] is the union it selects (RFC 5531 9).
+    pub struct AcceptCode(u32) {
+        SUCCESS = 0,
+        PROG_UNAVAIL = 1,
+        PROG_MISMATCH = 2,
+        PROC_UNAVAIL = 3,
+        GARBAGE_ARGS = 4,
+        SYSTEM_ERR = 5,
+    }
+}
+
+wire_enum! {
+    /// reject_stat (RFC 5531 9); [`Rejected`] is the union it selects.
+    pub struct RejectStat(u32) {
+        RPC_MISMATCH = 0,
+        AUTH_ERROR = 1,
+    }
+}
+
+wire_enum! {
+    /// auth_stat (RFC 5531 9, RFC 2203 5.3.3.3): kept open, peers send others.
+    pub struct AuthStat(u32) {
+        AUTH_OK = 0,
+        AUTH_BADCRED = 1,
+        AUTH_REJECTEDCRED = 2,
+        AUTH_BADVERF = 3,
+        AUTH_REJECTEDVERF = 4,
+        AUTH_TOOWEAK = 5,
+        AUTH_INVALIDRESP = 6,
+        AUTH_FAILED = 7,
+        AUTH_KERB_GENERIC = 8,
+        AUTH_TIMEEXPIRE = 9,
+        AUTH_TKT_FILE = 10,
+        AUTH_DECODE = 11,
+        AUTH_NET_ADDR = 12,
+        RPCSEC_GSS_CREDPROBLEM = 13,
+        RPCSEC_GSS_CTXPROBLEM = 14,
+    }
+}
 
 /// `struct opaque_auth` (RFC 5531 8.2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct OpaqueAuth<'a> {
-    pub flavor: u32,
+    pub flavor: AuthFlavor,
     pub body: &'a [u8],
 }
 
 impl<'a> OpaqueAuth<'a> {
     /// AUTH_NONE with an empty body.
-    pub const NONE: OpaqueAuth<'static> = OpaqueAuth { flavor: flavor::AUTH_NONE, body: &[] };
+    pub const NONE: OpaqueAuth<'static> = OpaqueAuth { flavor: AuthFlavor::AUTH_NONE, body: &[] };
 
     fn decode(r: &mut Reader<'a>, flavor_field: &'static str, body_field: &'static str) -> Result<Self, DecodeError> {
-        let flavor = r.u32(flavor_field)?;
+        let flavor = AuthFlavor(r.u32(flavor_field)?);
         let body = r.opaque(body_field, MAX_AUTH_BYTES)?;
         Ok(OpaqueAuth { flavor, body })
     }
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.u32(self.flavor)?;
+        w.u32(self.flavor.0)?;
         w.opaque(self.body)
     }
 
@@ -56,7 +124,7 @@ impl<'a> OpaqueAuth<'a> {
 
     /// The AUTH_SYS parameters, when the flavor is AUTH_SYS.
     pub fn auth_sys(&self) -> Option<Result<AuthSys<'a>, DecodeError>> {
-        (self.flavor == flavor::AUTH_SYS).then(|| AuthSys::decode(self.body))
+        (self.flavor == AuthFlavor::AUTH_SYS).then(|| AuthSys::decode(self.body))
     }
 }
 
@@ -98,7 +166,7 @@ impl<'a> AuthSys<'a> {
         gid: u32,
         gids: &[u32],
     ) -> Result<(), EncodeError> {
-        w.u32(flavor::AUTH_SYS)?;
+        w.u32(AuthFlavor::AUTH_SYS.0)?;
         let at = w.reserve_u32()?;
         w.u32(stamp)?;
         w.opaque(machinename)?;
@@ -136,7 +204,7 @@ impl<'a> CallHeader<'a> {
 
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
-        w.u32(CALL)?;
+        w.u32(MsgType::CALL.0)?;
         w.u32(self.rpcvers)?;
         w.u32(self.prog)?;
         w.u32(self.vers)?;
@@ -158,26 +226,19 @@ pub enum AcceptStat {
 }
 
 impl AcceptStat {
-    pub fn code(&self) -> u32 {
+    pub fn code(&self) -> AcceptCode {
         match self {
-            AcceptStat::Success => 0,
-            AcceptStat::ProgUnavail => 1,
-            AcceptStat::ProgMismatch { .. } => 2,
-            AcceptStat::ProcUnavail => 3,
-            AcceptStat::GarbageArgs => 4,
-            AcceptStat::SystemErr => 5,
+            AcceptStat::Success => AcceptCode::SUCCESS,
+            AcceptStat::ProgUnavail => AcceptCode::PROG_UNAVAIL,
+            AcceptStat::ProgMismatch { .. } => AcceptCode::PROG_MISMATCH,
+            AcceptStat::ProcUnavail => AcceptCode::PROC_UNAVAIL,
+            AcceptStat::GarbageArgs => AcceptCode::GARBAGE_ARGS,
+            AcceptStat::SystemErr => AcceptCode::SYSTEM_ERR,
         }
     }
 
     pub fn name(&self) -> &'static str {
-        match self {
-            AcceptStat::Success => "SUCCESS",
-            AcceptStat::ProgUnavail => "PROG_UNAVAIL",
-            AcceptStat::ProgMismatch { .. } => "PROG_MISMATCH",
-            AcceptStat::ProcUnavail => "PROC_UNAVAIL",
-            AcceptStat::GarbageArgs => "GARBAGE_ARGS",
-            AcceptStat::SystemErr => "SYSTEM_ERR",
-        }
+        self.code().name().unwrap_or("")
     }
 }
 
@@ -188,18 +249,22 @@ pub enum Rejected {
         low: u32,
         high: u32,
     },
-    /// auth_stat, kept raw (RFC 5531 9 and RFC 2203 add values).
+    /// auth_stat, kept open (RFC 5531 9 and RFC 2203 add values).
     AuthError {
-        stat: u32,
+        stat: AuthStat,
     },
 }
 
 impl Rejected {
-    pub fn name(&self) -> &'static str {
+    pub fn code(&self) -> RejectStat {
         match self {
-            Rejected::RpcMismatch { .. } => "RPC_MISMATCH",
-            Rejected::AuthError { .. } => "AUTH_ERROR",
+            Rejected::RpcMismatch { .. } => RejectStat::RPC_MISMATCH,
+            Rejected::AuthError { .. } => RejectStat::AUTH_ERROR,
         }
+    }
+
+    pub fn name(&self) -> &'static str {
+        self.code().name().unwrap_or("")
     }
 }
 
@@ -227,14 +292,26 @@ impl<'a> ReplyHeader<'a> {
         ReplyHeader { xid, body: ReplyBody::Denied(why) }
     }
 
+    /// xid, mtype, reply_stat, then the arm.
+    pub fn encoded_len(&self) -> usize {
+        12 + match &self.body {
+            ReplyBody::Accepted { verf, stat } => {
+                let mismatch = if matches!(stat, AcceptStat::ProgMismatch { .. }) { 8 } else { 0 };
+                verf.encoded_len() + 4 + mismatch
+            }
+            ReplyBody::Denied(Rejected::RpcMismatch { .. }) => 4 + 8,
+            ReplyBody::Denied(Rejected::AuthError { .. }) => 4 + 4,
+        }
+    }
+
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
         w.u32(self.xid)?;
-        w.u32(REPLY)?;
+        w.u32(MsgType::REPLY.0)?;
         match &self.body {
             ReplyBody::Accepted { verf, stat } => {
-                w.u32(0)?;
+                w.u32(ReplyStat::MSG_ACCEPTED.0)?;
                 verf.encode(w)?;
-                w.u32(stat.code())?;
+                w.u32(stat.code().0)?;
                 if let AcceptStat::ProgMismatch { low, high } = stat {
                     w.u32(*low)?;
                     w.u32(*high)?;
@@ -242,17 +319,14 @@ impl<'a> ReplyHeader<'a> {
                 Ok(())
             }
             ReplyBody::Denied(why) => {
-                w.u32(1)?;
+                w.u32(ReplyStat::MSG_DENIED.0)?;
+                w.u32(why.code().0)?;
                 match why {
                     Rejected::RpcMismatch { low, high } => {
-                        w.u32(0)?;
                         w.u32(*low)?;
                         w.u32(*high)
                     }
-                    Rejected::AuthError { stat } => {
-                        w.u32(1)?;
-                        w.u32(*stat)
-                    }
+                    Rejected::AuthError { stat } => w.u32(stat.0),
                 }
             }
         }
@@ -271,6 +345,13 @@ impl RpcHeader<'_> {
         match self {
             RpcHeader::Call(c) => c.xid,
             RpcHeader::Reply(r) => r.xid,
+        }
+    }
+
+    pub fn encoded_len(&self) -> usize {
+        match self {
+            RpcHeader::Call(c) => c.encoded_len(),
+            RpcHeader::Reply(r) => r.encoded_len(),
         }
     }
 
@@ -303,8 +384,8 @@ impl<'a> RpcMessage<'a> {
         let mut r = Reader::with_base(buf, base);
         let xid = r.u32("xid")?;
         let at = r.offset();
-        let header = match r.u32("mtype")? {
-            CALL => RpcHeader::Call(CallHeader {
+        let header = match MsgType(r.u32("mtype")?) {
+            MsgType::CALL => RpcHeader::Call(CallHeader {
                 xid,
                 rpcvers: r.u32("rpcvers")?,
                 prog: r.u32("prog")?,
@@ -313,38 +394,42 @@ impl<'a> RpcMessage<'a> {
                 cred: OpaqueAuth::decode(&mut r, "cred", "cred.body")?,
                 verf: OpaqueAuth::decode(&mut r, "verf", "verf.body")?,
             }),
-            REPLY => RpcHeader::Reply(ReplyHeader { xid, body: Self::decode_reply(&mut r)? }),
-            value => return Err(DecodeError::new("mtype", at, ErrorKind::InvalidEnum { value })),
+            MsgType::REPLY => RpcHeader::Reply(ReplyHeader { xid, body: Self::decode_reply(&mut r)? }),
+            MsgType(value) => return Err(DecodeError::new("mtype", at, ErrorKind::InvalidEnum { value })),
         };
         Ok(RpcMessage { header, body_offset: r.position(), body: r.rest() })
     }
 
     fn decode_reply(r: &mut Reader<'a>) -> Result<ReplyBody<'a>, DecodeError> {
         let at = r.offset();
-        match r.u32("reply_stat")? {
-            0 => {
+        match ReplyStat(r.u32("reply_stat")?) {
+            ReplyStat::MSG_ACCEPTED => {
                 let verf = OpaqueAuth::decode(r, "verf", "verf.body")?;
                 let at = r.offset();
-                let stat = match r.u32("accept_stat")? {
-                    0 => AcceptStat::Success,
-                    1 => AcceptStat::ProgUnavail,
-                    2 => AcceptStat::ProgMismatch { low: r.u32("low")?, high: r.u32("high")? },
-                    3 => AcceptStat::ProcUnavail,
-                    4 => AcceptStat::GarbageArgs,
-                    5 => AcceptStat::SystemErr,
-                    value => return Err(DecodeError::new("accept_stat", at, ErrorKind::InvalidEnum { value })),
+                let stat = match AcceptCode(r.u32("accept_stat")?) {
+                    AcceptCode::SUCCESS => AcceptStat::Success,
+                    AcceptCode::PROG_UNAVAIL => AcceptStat::ProgUnavail,
+                    AcceptCode::PROG_MISMATCH => AcceptStat::ProgMismatch { low: r.u32("low")?, high: r.u32("high")? },
+                    AcceptCode::PROC_UNAVAIL => AcceptStat::ProcUnavail,
+                    AcceptCode::GARBAGE_ARGS => AcceptStat::GarbageArgs,
+                    AcceptCode::SYSTEM_ERR => AcceptStat::SystemErr,
+                    AcceptCode(value) => {
+                        return Err(DecodeError::new("accept_stat", at, ErrorKind::InvalidEnum { value }))
+                    }
                 };
                 Ok(ReplyBody::Accepted { verf, stat })
             }
-            1 => {
+            ReplyStat::MSG_DENIED => {
                 let at = r.offset();
-                Ok(ReplyBody::Denied(match r.u32("reject_stat")? {
-                    0 => Rejected::RpcMismatch { low: r.u32("low")?, high: r.u32("high")? },
-                    1 => Rejected::AuthError { stat: r.u32("auth_stat")? },
-                    value => return Err(DecodeError::new("reject_stat", at, ErrorKind::InvalidEnum { value })),
+                Ok(ReplyBody::Denied(match RejectStat(r.u32("reject_stat")?) {
+                    RejectStat::RPC_MISMATCH => Rejected::RpcMismatch { low: r.u32("low")?, high: r.u32("high")? },
+                    RejectStat::AUTH_ERROR => Rejected::AuthError { stat: AuthStat(r.u32("auth_stat")?) },
+                    RejectStat(value) => {
+                        return Err(DecodeError::new("reject_stat", at, ErrorKind::InvalidEnum { value }))
+                    }
                 }))
             }
-            value => Err(DecodeError::new("reply_stat", at, ErrorKind::InvalidEnum { value })),
+            ReplyStat(value) => Err(DecodeError::new("reply_stat", at, ErrorKind::InvalidEnum { value })),
         }
     }
 }
@@ -367,6 +452,13 @@ impl fmt::Display for RpcHeader<'_> {
             },
         }
     }
+}
+
+crate::xdr::impl_encode! {
+    OpaqueAuth<'_> => encode;
+    CallHeader<'_> => encode;
+    ReplyHeader<'_> => encode;
+    RpcHeader<'_> => encode;
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@ use core::fmt;
 use crate::chunk::{ChunkLists, ChunkWriter, Put, ReadSegment, Segment};
 use crate::error::{DecodeError, EncodeError, ErrorKind};
 use crate::profile::{ErrorArm, Profile};
-use crate::xdr::{Reader, Writer};
+use crate::xdr::{wire_enum, Reader, Writer};
 
 /// Byte offsets of the four fixed fields, the same in every version (RFC 8166 4.2, 7).
 pub mod field {
@@ -24,45 +24,26 @@ pub const MIN_HEADER_LEN: usize = 28;
 /// RFC 5666 4.3 `rdma_extra[8]`: bytes after an unknown error code.
 pub const RFC5666_EXTRA_LEN: usize = 32;
 
-/// rdma_proc (RFC 8166 4.2.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Proc {
-    Msg = 0,
-    NoMsg = 1,
-    /// Not to be used (RFC 8166 4.6.1).
-    MsgP = 2,
-    /// Not to be used (RFC 8166 4.6.2).
-    Done = 3,
-    Error = 4,
-}
-
-impl Proc {
-    pub fn from_u32(v: u32) -> Option<Proc> {
-        Some(match v {
-            0 => Proc::Msg,
-            1 => Proc::NoMsg,
-            2 => Proc::MsgP,
-            3 => Proc::Done,
-            4 => Proc::Error,
-            _ => return None,
-        })
-    }
-
-    /// The XDR enum name.
-    pub fn name(self) -> &'static str {
-        match self {
-            Proc::Msg => "RDMA_MSG",
-            Proc::NoMsg => "RDMA_NOMSG",
-            Proc::MsgP => "RDMA_MSGP",
-            Proc::Done => "RDMA_DONE",
-            Proc::Error => "RDMA_ERROR",
-        }
+wire_enum! {
+    /// rdma_proc (RFC 8166 4.2.4).
+    pub struct Proc(u32) {
+        RDMA_MSG = 0,
+        RDMA_NOMSG = 1,
+        /// Not to be used (RFC 8166 4.6.1).
+        RDMA_MSGP = 2,
+        /// Not to be used (RFC 8166 4.6.2).
+        RDMA_DONE = 3,
+        RDMA_ERROR = 4,
     }
 }
 
-/// rdma_err values (RFC 8166 4.5).
-pub const ERR_VERS: u32 = 1;
-pub const ERR_CHUNK: u32 = 2;
+wire_enum! {
+    /// rdma_err (RFC 8166 4.5).
+    pub struct ErrorCode(u32) {
+        ERR_VERS = 1,
+        ERR_CHUNK = 2,
+    }
+}
 
 /// The four fixed fields, readable from any version's header (RFC 8166 4.2, 7).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -101,11 +82,11 @@ impl ErrVers {
     /// Decodes an RDMA_ERROR / ERR_VERS message; None when it is some other message.
     pub fn decode(buf: &[u8]) -> Result<Option<ErrVers>, DecodeError> {
         let fixed = FixedFields::decode(buf)?;
-        if fixed.proc_ != Proc::Error as u32 {
+        if Proc(fixed.proc_) != Proc::RDMA_ERROR {
             return Ok(None);
         }
         let mut r = Reader::with_base(&buf[field::BODY..], field::BODY);
-        if r.u32("rdma_err")? != ERR_VERS {
+        if ErrorCode(r.u32("rdma_err")?) != ErrorCode::ERR_VERS {
             return Ok(None);
         }
         Ok(Some(ErrVers { fixed, low: r.u32("rdma_vers_low")?, high: r.u32("rdma_vers_high")? }))
@@ -120,25 +101,21 @@ pub enum ErrorBody<'a> {
     /// ERR_CHUNK.
     Chunk,
     /// An unknown code, decodable only under the RFC 5666 profile (`rdma_extra[8]`).
-    Other { code: u32, extra: &'a [u8] },
+    Other { code: ErrorCode, extra: &'a [u8] },
 }
 
 impl ErrorBody<'_> {
-    pub fn code(&self) -> u32 {
+    pub fn code(&self) -> ErrorCode {
         match self {
-            ErrorBody::Vers { .. } => ERR_VERS,
-            ErrorBody::Chunk => ERR_CHUNK,
+            ErrorBody::Vers { .. } => ErrorCode::ERR_VERS,
+            ErrorBody::Chunk => ErrorCode::ERR_CHUNK,
             ErrorBody::Other { code, .. } => *code,
         }
     }
 
     /// The XDR enum name, or None for an unknown code.
     pub fn name(&self) -> Option<&'static str> {
-        match self {
-            ErrorBody::Vers { .. } => Some("ERR_VERS"),
-            ErrorBody::Chunk => Some("ERR_CHUNK"),
-            ErrorBody::Other { .. } => None,
-        }
+        self.code().name()
     }
 }
 
@@ -155,11 +132,11 @@ pub enum Body<'a> {
 impl<'a> Body<'a> {
     pub fn proc_(&self) -> Proc {
         match self {
-            Body::Msg(_) => Proc::Msg,
-            Body::NoMsg(_) => Proc::NoMsg,
-            Body::MsgP { .. } => Proc::MsgP,
-            Body::Done => Proc::Done,
-            Body::Error(_) => Proc::Error,
+            Body::Msg(_) => Proc::RDMA_MSG,
+            Body::NoMsg(_) => Proc::RDMA_NOMSG,
+            Body::MsgP { .. } => Proc::RDMA_MSGP,
+            Body::Done => Proc::RDMA_DONE,
+            Body::Error(_) => Proc::RDMA_ERROR,
         }
     }
 
@@ -232,12 +209,12 @@ impl<'a> Message<'a> {
     #[inline(never)]
     fn scan_error(buf: &'a [u8], xid: u32, credit: u32) -> Option<Message<'a>> {
         let word = |at| crate::chunk::word(buf, at);
-        let (body, end) = match word(field::BODY)? {
-            ERR_VERS => {
+        let (body, end) = match ErrorCode(word(field::BODY)?) {
+            ErrorCode::ERR_VERS => {
                 let (low, high) = (word(field::BODY + 4)?, word(field::BODY + 8)?);
                 (ErrorBody::Vers { low, high }, field::BODY + 12)
             }
-            ERR_CHUNK => (ErrorBody::Chunk, field::BODY + 4),
+            ErrorCode::ERR_CHUNK => (ErrorBody::Chunk, field::BODY + 4),
             _ => return None,
         };
         Some(Message {
@@ -264,28 +241,29 @@ impl<'a> Message<'a> {
 
     fn decode_body(r: &mut Reader<'a>, profile: &Profile) -> Result<Body<'a>, DecodeError> {
         let at = r.offset();
-        let value = r.u32("rdma_proc")?;
-        let proc_ = Proc::from_u32(value).ok_or(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value }))?;
-        Ok(match proc_ {
-            Proc::Msg => Body::Msg(ChunkLists::decode(r)?),
-            Proc::NoMsg => Body::NoMsg(ChunkLists::decode(r)?),
-            Proc::MsgP => {
+        Ok(match Proc(r.u32("rdma_proc")?) {
+            Proc::RDMA_MSG => Body::Msg(ChunkLists::decode(r)?),
+            Proc::RDMA_NOMSG => Body::NoMsg(ChunkLists::decode(r)?),
+            Proc::RDMA_MSGP => {
                 let align = r.u32("rdma_align")?;
                 let thresh = r.u32("rdma_thresh")?;
                 Body::MsgP { align, thresh, chunks: ChunkLists::decode(r)? }
             }
-            Proc::Done => Body::Done,
-            Proc::Error => Body::Error(Self::decode_error(r, profile)?),
+            Proc::RDMA_DONE => Body::Done,
+            Proc::RDMA_ERROR => Body::Error(Self::decode_error(r, profile)?),
+            Proc(value) => return Err(DecodeError::new("rdma_proc", at, ErrorKind::UnknownProc { value })),
         })
     }
 
     fn decode_error(r: &mut Reader<'a>, profile: &Profile) -> Result<ErrorBody<'a>, DecodeError> {
         let at = r.offset();
-        match r.u32("rdma_err")? {
-            ERR_VERS => Ok(ErrorBody::Vers { low: r.u32("rdma_vers_low")?, high: r.u32("rdma_vers_high")? }),
-            ERR_CHUNK => Ok(ErrorBody::Chunk),
+        match ErrorCode(r.u32("rdma_err")?) {
+            ErrorCode::ERR_VERS => Ok(ErrorBody::Vers { low: r.u32("rdma_vers_low")?, high: r.u32("rdma_vers_high")? }),
+            ErrorCode::ERR_CHUNK => Ok(ErrorBody::Chunk),
             code => match profile.error_arm {
-                ErrorArm::Rfc8166 => Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value: code })),
+                ErrorArm::Rfc8166 => {
+                    Err(DecodeError::new("rdma_err", at, ErrorKind::UnknownErrorCode { value: code.0 }))
+                }
                 ErrorArm::Rfc5666 => Ok(ErrorBody::Other { code, extra: r.take(RFC5666_EXTRA_LEN, "rdma_extra")? }),
             },
         }
@@ -311,7 +289,7 @@ impl<'a> Header<'a> {
         w.u32(self.xid)?;
         w.u32(self.vers)?;
         w.u32(self.credit)?;
-        w.u32(self.body.proc_() as u32)?;
+        w.u32(self.body.proc_().0)?;
         match &self.body {
             Body::Msg(c) | Body::NoMsg(c) => c.encode(w),
             Body::MsgP { align, thresh, chunks } => {
@@ -321,7 +299,7 @@ impl<'a> Header<'a> {
             }
             Body::Done => Ok(()),
             Body::Error(e) => {
-                w.u32(e.code())?;
+                w.u32(e.code().0)?;
                 match e {
                     ErrorBody::Vers { low, high } => {
                         w.u32(*low)?;
@@ -354,7 +332,7 @@ impl<'a> Header<'a> {
         fixed[0..4].copy_from_slice(&self.xid.to_be_bytes());
         fixed[4..8].copy_from_slice(&self.vers.to_be_bytes());
         fixed[8..12].copy_from_slice(&self.credit.to_be_bytes());
-        fixed[12..16].copy_from_slice(&(self.body.proc_() as u32).to_be_bytes());
+        fixed[12..16].copy_from_slice(&self.body.proc_().0.to_be_bytes());
         p.pos = field::BODY;
         chunks.put(&mut p)?;
         Some(p.pos)
@@ -364,7 +342,7 @@ impl<'a> Header<'a> {
 impl fmt::Display for Header<'_> {
     /// One line: `RDMA_MSG xid=0x00000001 vers=1 credit=32 reads=1 writes=0 reply=absent`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_().name(), self.xid, self.vers, self.credit)?;
+        write!(f, "{} xid={:#010x} vers={} credit={}", self.body.proc_(), self.xid, self.vers, self.credit)?;
         if let Body::MsgP { align, thresh, .. } = self.body {
             write!(f, " align={align} thresh={thresh}")?;
         }
@@ -392,7 +370,7 @@ enum Shape {
     Lists,
     MsgP { align: u32, thresh: u32 },
     Done,
-    Error { code: u32, low: u32, high: u32 },
+    Error { code: ErrorCode, low: u32, high: u32 },
 }
 
 /// Builds headers from plain values: well-formed by default, malformed on purpose through the
@@ -428,7 +406,7 @@ impl<'s> HeaderBuilder<'s> {
             xid,
             vers: VERSION,
             credit,
-            proc_: proc_ as u32,
+            proc_: proc_.0,
             shape: Shape::Lists,
             reads: &[],
             writes: &[],
@@ -439,34 +417,38 @@ impl<'s> HeaderBuilder<'s> {
 
     /// RDMA_MSG with no chunks.
     pub fn msg(xid: u32, credit: u32) -> Self {
-        Self::new(xid, credit, Proc::Msg)
+        Self::new(xid, credit, Proc::RDMA_MSG)
     }
 
     /// RDMA_NOMSG with no chunks (add at least one to make it valid).
     pub fn nomsg(xid: u32, credit: u32) -> Self {
-        Self::new(xid, credit, Proc::NoMsg)
+        Self::new(xid, credit, Proc::RDMA_NOMSG)
     }
 
     /// RDMA_MSGP (RFC 5666 3.9; RFC 8166 4.6.1 forbids sending it).
     pub fn msgp(xid: u32, credit: u32, align: u32, thresh: u32) -> Self {
-        HeaderBuilder { shape: Shape::MsgP { align, thresh }, ..Self::new(xid, credit, Proc::MsgP) }
+        HeaderBuilder { shape: Shape::MsgP { align, thresh }, ..Self::new(xid, credit, Proc::RDMA_MSGP) }
     }
 
     /// RDMA_DONE (RFC 8166 4.6.2 forbids sending it).
     pub fn done(xid: u32, credit: u32) -> Self {
-        HeaderBuilder { shape: Shape::Done, ..Self::new(xid, credit, Proc::Done) }
+        HeaderBuilder { shape: Shape::Done, ..Self::new(xid, credit, Proc::RDMA_DONE) }
     }
 
     /// RDMA_ERROR ERR_VERS, echoing the failing request's xid and version (RFC 8166 4.5).
     pub fn err_vers(xid: u32, vers: u32, credit: u32, low: u32, high: u32) -> Self {
-        HeaderBuilder { vers, shape: Shape::Error { code: ERR_VERS, low, high }, ..Self::new(xid, credit, Proc::Error) }
+        HeaderBuilder {
+            vers,
+            shape: Shape::Error { code: ErrorCode::ERR_VERS, low, high },
+            ..Self::new(xid, credit, Proc::RDMA_ERROR)
+        }
     }
 
     /// RDMA_ERROR ERR_CHUNK.
     pub fn err_chunk(xid: u32, credit: u32) -> Self {
         HeaderBuilder {
-            shape: Shape::Error { code: ERR_CHUNK, low: 0, high: 0 },
-            ..Self::new(xid, credit, Proc::Error)
+            shape: Shape::Error { code: ErrorCode::ERR_CHUNK, low: 0, high: 0 },
+            ..Self::new(xid, credit, Proc::RDMA_ERROR)
         }
     }
 
@@ -504,7 +486,7 @@ impl<'s> HeaderBuilder<'s> {
             Shape::Error { low, high, .. } => (low, high),
             _ => (0, 0),
         };
-        self.shape = Shape::Error { code, low, high };
+        self.shape = Shape::Error { code: ErrorCode(code), low, high };
         self
     }
 
@@ -513,6 +495,25 @@ impl<'s> HeaderBuilder<'s> {
     pub fn raw_body(mut self, body: &'s [u8]) -> Self {
         self.raw_body = Some(body);
         self
+    }
+
+    /// The exact length [`HeaderBuilder::encode`] writes (RFC 8166 4.7's word counts: a read
+    /// list entry is 6 words, a write chunk 2 + 4 per segment, each list ends with a word).
+    pub fn encoded_len(&self) -> usize {
+        field::BODY
+            + match (self.raw_body, self.shape) {
+                (Some(raw), _) => raw.len(),
+                (None, Shape::Lists) => self.lists_len(),
+                (None, Shape::MsgP { .. }) => 8 + self.lists_len(),
+                (None, Shape::Done) => 0,
+                (None, Shape::Error { code, .. }) => 4 + if code == ErrorCode::ERR_VERS { 8 } else { 0 },
+            }
+    }
+
+    fn lists_len(&self) -> usize {
+        let writes: usize = self.writes.iter().map(|c| 8 + crate::chunk::SEGMENT_LEN * c.len()).sum();
+        let reply = self.reply.map_or(0, |c| 4 + crate::chunk::SEGMENT_LEN * c.len());
+        crate::chunk::READ_ENTRY_LEN * self.reads.len() + 4 + writes + 4 + 4 + reply
     }
 
     /// Writes the header into `w`.
@@ -532,8 +533,8 @@ impl<'s> HeaderBuilder<'s> {
             }
             Shape::Done => return Ok(()),
             Shape::Error { code, low, high } => {
-                w.u32(code)?;
-                if code == ERR_VERS {
+                w.u32(code.0)?;
+                if code == ErrorCode::ERR_VERS {
                     w.u32(low)?;
                     w.u32(high)?;
                 }
@@ -596,6 +597,11 @@ impl<'s> HeaderBuilder<'s> {
         }
         Some(p.pos)
     }
+}
+
+crate::xdr::impl_encode! {
+    Header<'_> => encode, fast encode_into;
+    HeaderBuilder<'_> => write, fast encode;
 }
 
 #[cfg(test)]
@@ -707,7 +713,7 @@ mod tests {
         assert_eq!(Message::decode(&b, &p).unwrap_err().field, "rdma_extra");
         b.extend([0u8; 32]);
         let m = Message::decode(&b, &p).unwrap();
-        assert_eq!(m.header.body, Body::Error(ErrorBody::Other { code: 3, extra: &[0; 32] }));
+        assert_eq!(m.header.body, Body::Error(ErrorBody::Other { code: ErrorCode(3), extra: &[0; 32] }));
     }
 
     #[test]
@@ -767,5 +773,35 @@ mod tests {
         assert_eq!(&buf[12..16], &[0, 0, 0, 9]);
         let n = HeaderBuilder::err_vers(1, 1, 1, 1, 1).raw_error_code(77).encode(&mut buf).unwrap();
         assert_eq!(n, 20);
+    }
+
+    #[test]
+    fn builder_encoded_len_is_exact_for_every_shape() {
+        use crate::xdr::Encode;
+        let reads = [ReadSegment::new(0, 1, 100, 0x10), ReadSegment::new(0, 2, 4, 0x20)];
+        let seg = [Segment::new(2, 8192, 0x20), Segment::new(3, 16, 0x30)];
+        let writes: [&[Segment]; 2] = [&seg, &seg[..1]];
+        let builders = [
+            HeaderBuilder::msg(1, 1),
+            HeaderBuilder::nomsg(1, 1).read_list(&reads).write_list(&writes).reply_chunk(&seg),
+            HeaderBuilder::msgp(1, 1, 64, 128).read_list(&reads),
+            HeaderBuilder::done(1, 1),
+            HeaderBuilder::err_vers(1, 1, 1, 1, 1),
+            HeaderBuilder::err_chunk(1, 1),
+            HeaderBuilder::err_chunk(1, 1).raw_error_code(1),
+            HeaderBuilder::err_vers(1, 1, 1, 1, 1).raw_error_code(9),
+            HeaderBuilder::msg(1, 1).raw_body(&[1, 2, 3]),
+            HeaderBuilder::msg(1, 1).write_list(&writes).raw_proc(7),
+        ];
+        for b in builders {
+            let v = b.encode_to_vec();
+            assert_eq!(v.len(), b.encoded_len(), "{b:?}");
+            let mut w = std::vec![0u8; v.len()];
+            assert_eq!(b.encode(&mut w), Ok(v.len()));
+            assert_eq!(w, v);
+            if let Ok(m) = Message::decode(&v, &Profile::default()) {
+                assert_eq!(m.header.encode_to_vec(), v);
+            }
+        }
     }
 }

@@ -26,7 +26,8 @@ use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::msgp::Padding;
 use rpcrdma_codec::private_data::{self, PrivateData};
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
-use rpcrdma_codec::v2::{self, Array, Item};
+use rpcrdma_codec::v2;
+use rpcrdma_codec::xdr::{Array, Item};
 use rpcrdma_codec::xdr::{Reader, Writer};
 use rpcrdma_codec::{v1, DecodeError, ErrorKind, Profile};
 
@@ -187,7 +188,8 @@ fn decode_check_and_encode_allocate_nothing_on_any_vector() {
         // Outside the measured region: parse the vector, choose the profile, size the buffer.
         let v = rpcrdma_vectors::embedded(name).unwrap();
         let p = profile_of(&v.profile);
-        let mut out = vec![0u8; v.bytes.len() + 256];
+        // Every encode below re-encodes what was decoded from these bytes: it fits in them.
+        let mut out = vec![0u8; v.bytes.len()];
         let (_, n) = allocations(|| exercise(&v.kind, &v.bytes, &p, &mut out));
         assert_eq!(n, 0, "{name}: {n} allocations");
         vectors += 1;

@@ -272,7 +272,7 @@ enum V2Body {
 }
 
 fn dir() -> impl Strategy<Value = MsgType> {
-    prop_oneof![Just(MsgType::Call), Just(MsgType::Reply)]
+    prop_oneof![Just(MsgType::CALL), Just(MsgType::REPLY)]
 }
 
 fn v2_error() -> impl Strategy<Value = (V2ErrorNumbering, E2)> {
@@ -323,8 +323,8 @@ fn v2_words(xid: u32, credit: u32, body: &V2Body) -> (Vec<u8>, Profile) {
     let mut w = Words::default();
     w.u32(xid).u32(2).u32(credit);
     match body {
-        V2Body::Msg(d, l) => w.u32(0).u32(*d as u32).lists(l),
-        V2Body::NoMsg(d, l) => w.u32(1).u32(*d as u32).lists(l),
+        V2Body::Msg(d, l) => w.u32(0).u32(d.0).lists(l),
+        V2Body::NoMsg(d, l) => w.u32(1).u32(d.0).lists(l),
         V2Body::Error(n, e) => {
             p.v2_error_numbering = *n;
             w.u32(4).u32(e.code(*n).unwrap());
@@ -340,19 +340,19 @@ fn v2_words(xid: u32, credit: u32, body: &V2Body) -> (Vec<u8>, Profile) {
                 _ => &mut w,
             }
         }
-        V2Body::Raw(d, t, b) => w.u32(5).u32(*d as u32).u32(*t).opaque(b),
+        V2Body::Raw(d, t, b) => w.u32(5).u32(d.0).u32(*t).opaque(b),
         V2Body::ReqXch(d, vals) => {
             let mut inner = Words::default();
             inner.u32(vals.len() as u32);
             for (id, b) in vals {
                 inner.u32(*id).opaque(b);
             }
-            w.u32(5).u32(*d as u32).u32(xcharext::ROPT_REQXCH).opaque(&inner.0)
+            w.u32(5).u32(d.0).u32(xcharext::ROPT_REQXCH).opaque(&inner.0)
         }
         V2Body::UpdXch(d, id, b, c) => {
             let mut inner = Words::default();
             inner.u32(*id).opaque(b).u32(*c as u32);
-            w.u32(5).u32(*d as u32).u32(xcharext::ROPT_UPDXCH).opaque(&inner.0)
+            w.u32(5).u32(d.0).u32(xcharext::ROPT_UPDXCH).opaque(&inner.0)
         }
     };
     (w.0, p)
@@ -464,7 +464,7 @@ fn rpc() -> impl Strategy<Value = Rpc> {
             any::<u32>(),
             prop_oneof![
                 (any::<u32>(), any::<u32>()).prop_map(|(low, high)| Rejected::RpcMismatch { low, high }),
-                any::<u32>().prop_map(|stat| Rejected::AuthError { stat }),
+                any::<u32>().prop_map(|stat| Rejected::AuthError { stat: rpcrdma_codec::rpc::AuthStat(stat) }),
             ]
         )
             .prop_map(|(xid, why)| Rpc::Denied { xid, why }),
@@ -480,7 +480,7 @@ fn rpc_words(m: &Rpc) -> Vec<u8> {
             w.u32(cred.0).opaque(&cred.1).u32(verf.0).opaque(&verf.1);
         }
         Rpc::Accepted { xid, verf, stat } => {
-            w.u32(*xid).u32(1).u32(0).u32(verf.0).opaque(&verf.1).u32(stat.code());
+            w.u32(*xid).u32(1).u32(0).u32(verf.0).opaque(&verf.1).u32(stat.code().0);
             if let AcceptStat::ProgMismatch { low, high } = stat {
                 w.u32(*low).u32(*high);
             }
@@ -489,7 +489,7 @@ fn rpc_words(m: &Rpc) -> Vec<u8> {
             w.u32(*xid).u32(1).u32(1);
             match why {
                 Rejected::RpcMismatch { low, high } => w.u32(0).u32(*low).u32(*high),
-                Rejected::AuthError { stat } => w.u32(1).u32(*stat),
+                Rejected::AuthError { stat } => w.u32(1).u32(stat.0),
             };
         }
     }
@@ -504,12 +504,15 @@ fn rpc_header(m: &Rpc) -> RpcHeader<'_> {
             prog: *prog,
             vers: *vers,
             proc_: *proc_,
-            cred: OpaqueAuth { flavor: cred.0, body: &cred.1 },
-            verf: OpaqueAuth { flavor: verf.0, body: &verf.1 },
+            cred: OpaqueAuth { flavor: rpcrdma_codec::rpc::AuthFlavor(cred.0), body: &cred.1 },
+            verf: OpaqueAuth { flavor: rpcrdma_codec::rpc::AuthFlavor(verf.0), body: &verf.1 },
         }),
         Rpc::Accepted { xid, verf, stat } => RpcHeader::Reply(ReplyHeader {
             xid: *xid,
-            body: ReplyBody::Accepted { verf: OpaqueAuth { flavor: verf.0, body: &verf.1 }, stat: *stat },
+            body: ReplyBody::Accepted {
+                verf: OpaqueAuth { flavor: rpcrdma_codec::rpc::AuthFlavor(verf.0), body: &verf.1 },
+                stat: *stat,
+            },
         }),
         Rpc::Denied { xid, why } => RpcHeader::Reply(ReplyHeader::denied(*xid, *why)),
     }

@@ -6,28 +6,21 @@
 
 use libfuzzer_sys::fuzz_target;
 use rpcrdma_codec::ccp::{self, CcpCall, CcpReply};
-use rpcrdma_codec::xdr::Writer;
-use rpcrdma_codec::Profile;
+use rpcrdma_codec::{Encode, Profile};
 
 fuzz_target!(|data: &[u8]| {
     let p = Profile::default();
-    let mut out = vec![0u8; data.len() + 64];
     if let Ok(c) = CcpCall::decode(data) {
         let _ = ccp::dispatch(&c.header);
-        let mut w = Writer::new(&mut out);
-        c.encode(&mut w).expect("fits");
-        let n = w.len();
-        assert_eq!(n, data.len());
-        assert_eq!(n, c.encoded_len());
-        assert_eq!(CcpCall::decode(&out[..n]), Ok(c));
+        // encode_to_vec() checks that encoded_len() is exact.
+        let out = c.encode_to_vec();
+        assert_eq!(out.len(), data.len());
+        assert_eq!(CcpCall::decode(&out), Ok(c));
     }
     if let Ok(r) = CcpReply::decode(data) {
-        let mut w = Writer::new(&mut out);
-        r.encode(&mut w).expect("fits");
-        let n = w.len();
-        assert_eq!(n, data.len());
-        assert_eq!(n, r.encoded_len());
-        assert_eq!(CcpReply::decode(&out[..n]), Ok(r));
+        let out = r.encode_to_vec();
+        assert_eq!(out.len(), data.len());
+        assert_eq!(CcpReply::decode(&out), Ok(r));
     }
     if let Ok((m, c)) = ccp::decode_call_message(data, &p) {
         assert_eq!(m.payload_offset + c.encoded_len(), data.len());

@@ -78,6 +78,7 @@ fuzz_target!(|d: Desc| {
             Kind::ErrVers { .. } => 12,
             Kind::ErrChunk => 4,
         };
+    assert_eq!(b.encoded_len(), want_len);
     let mut buf = vec![0u8; want_len + d.payload.len()];
     let n = b.encode(&mut buf).expect("sized exactly");
     assert_eq!(n, want_len);
@@ -91,11 +92,11 @@ fuzz_target!(|d: Desc| {
     assert_eq!(m.payload, &d.payload[..]);
     assert_eq!(m.header.encoded_len(), n);
     let want_proc = match d.kind {
-        Kind::Msg => Proc::Msg,
-        Kind::NoMsg => Proc::NoMsg,
-        Kind::MsgP { .. } => Proc::MsgP,
-        Kind::Done => Proc::Done,
-        Kind::ErrVers { .. } | Kind::ErrChunk => Proc::Error,
+        Kind::Msg => Proc::RDMA_MSG,
+        Kind::NoMsg => Proc::RDMA_NOMSG,
+        Kind::MsgP { .. } => Proc::RDMA_MSGP,
+        Kind::Done => Proc::RDMA_DONE,
+        Kind::ErrVers { .. } | Kind::ErrChunk => Proc::RDMA_ERROR,
     };
     assert_eq!(m.header.body.proc_(), want_proc);
     match (d.kind, &m.header.body) {

@@ -3,7 +3,7 @@
 
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::chunk::{Segment, WriteChunk};
-use rpcrdma_codec::rpc::{flavor, AcceptStat, OpaqueAuth, Rejected, ReplyBody, RpcHeader, RpcMessage};
+use rpcrdma_codec::rpc::{AcceptStat, AuthFlavor, OpaqueAuth, Rejected, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{Body, ErrorBody, Message};
 use rpcrdma_codec::DecodeError;
 use serde_json::{json, Map, Value};
@@ -55,7 +55,7 @@ pub fn v1_message(m: &Message<'_>, role: Option<Role>) -> Value {
     if let Body::Error(e) = h.body {
         let mut err = Map::new();
         // A name, or the code in decimal when it has none: a string either way.
-        err.insert("rdma_err".into(), e.name().map_or_else(|| json!(e.code().to_string()), |n| json!(n)));
+        err.insert("rdma_err".into(), e.name().map_or_else(|| json!(e.code().0.to_string()), |n| json!(n)));
         match e {
             ErrorBody::Vers { low, high } => {
                 err.insert("rdma_vers_low".into(), json!(low));
@@ -98,15 +98,15 @@ pub fn v1_message(m: &Message<'_>, role: Option<Role>) -> Value {
     Value::Object(o)
 }
 
-fn flavor_name(f: u32) -> Value {
+fn flavor_name(f: AuthFlavor) -> Value {
     match f {
-        flavor::AUTH_NONE => json!("AUTH_NONE"),
-        flavor::AUTH_SYS => json!("AUTH_SYS"),
-        flavor::AUTH_SHORT => json!("AUTH_SHORT"),
-        flavor::AUTH_DH => json!("AUTH_DH"),
-        flavor::RPCSEC_GSS => json!("RPCSEC_GSS"),
+        AuthFlavor::AUTH_NONE => json!("AUTH_NONE"),
+        AuthFlavor::AUTH_SYS => json!("AUTH_SYS"),
+        AuthFlavor::AUTH_SHORT => json!("AUTH_SHORT"),
+        AuthFlavor::AUTH_DH => json!("AUTH_DH"),
+        AuthFlavor::RPCSEC_GSS => json!("RPCSEC_GSS"),
         // A string either way: the name, or the number in decimal when it has none.
-        other => json!(other.to_string()),
+        other => json!(other.0.to_string()),
     }
 }
 
@@ -166,7 +166,7 @@ pub fn rpc_message(m: &RpcMessage<'_>) -> Value {
                             o.insert("mismatch_info".into(), json!({ "low": low, "high": high }));
                         }
                         Rejected::AuthError { stat } => {
-                            o.insert("auth_stat".into(), json!(stat));
+                            o.insert("auth_stat".into(), json!(stat.0));
                         }
                     }
                 }

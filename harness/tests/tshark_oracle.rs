@@ -123,7 +123,7 @@ fn ours(bytes: &[u8], profile: &Profile) -> Option<Fields> {
     put("rpcordma.xid", vec![h.xid as u64]);
     put("rpcordma.version", vec![h.vers as u64]);
     put("rpcordma.flow_control", vec![h.credit as u64]);
-    put("rpcordma.msg_type", vec![h.body.proc_() as u64]);
+    put("rpcordma.msg_type", vec![h.body.proc_().0 as u64]);
     let (mut counts, mut positions, mut handles, mut lengths, mut offsets) = (vec![], vec![], vec![], vec![], vec![]);
     let (mut reads, mut writes, mut reply) = (vec![], vec![], vec![]);
     if let Some(c) = h.body.chunks() {
@@ -164,7 +164,7 @@ fn ours(bytes: &[u8], profile: &Profile) -> Option<Fields> {
     put("rpcordma.rdma_thresh", thresh);
     let (code, low, high) = match h.body {
         Body::Error(ErrorBody::Vers { low, high }) => (vec![1], vec![low as u64], vec![high as u64]),
-        Body::Error(e) => (vec![e.code() as u64], vec![], vec![]),
+        Body::Error(e) => (vec![e.code().0 as u64], vec![], vec![]),
         _ => (vec![], vec![], vec![]),
     };
     put("rpcordma.errcode", code);

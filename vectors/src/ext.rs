@@ -71,7 +71,7 @@ fn header_facts(d: &mut Decoded, m: &Message<'_>) {
     d.fact("rdma_xid", format!("{:#010x}", h.xid));
     d.fact("rdma_vers", h.vers);
     d.fact("rdma_credit", h.credit);
-    d.fact("rdma_proc", h.body.proc_().name());
+    d.fact("rdma_proc", h.body.proc_());
     if let rpcrdma_codec::v1::Body::MsgP { align, thresh, .. } = h.body {
         d.fact("rdma_align", align);
         d.fact("rdma_thresh", thresh);
@@ -80,13 +80,13 @@ fn header_facts(d: &mut Decoded, m: &Message<'_>) {
     d.fact("payload_length", m.payload.len());
 }
 
+/// The header and what `rest` writes after it, in a buffer of exactly `len` bytes.
 fn reencode(m: &Message<'_>, len: usize, rest: impl FnOnce(&mut Writer<'_>)) -> Vec<u8> {
-    let mut out = vec![0u8; len + 64];
+    let mut out = vec![0u8; len];
     let n = m.header.encode_into(&mut out).expect("header re-encodes");
     let mut w = Writer::new(&mut out[n..]);
     rest(&mut w);
-    let total = n + w.len();
-    out.truncate(total);
+    assert_eq!(n + w.len(), len, "the re-encoding has the length computed for it");
     out
 }
 
@@ -100,8 +100,7 @@ fn ccp_call(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
     d.fact("config_rdma_req.maxreply_sendsize", a.maxreply_sendsize);
     d.fact("config_rdma_req.maxrdmaread", a.maxrdmaread);
     assert_eq!(ccp::dispatch(&call.header), ccp::Dispatch::ConfRdma);
-    let out = reencode(&m, v.bytes.len(), |w| call.encode(w).expect("call re-encodes"));
-    assert_eq!(out.len(), m.payload_offset + call.encoded_len());
+    let out = reencode(&m, m.header.encoded_len() + call.encoded_len(), |w| call.encode(w).expect("call re-encodes"));
     d.reencoded = Some(out);
     Ok(d)
 }
@@ -120,8 +119,8 @@ fn ccp_reply(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
         }
         None => d.fact("config_rdma_reply", "absent"),
     }
-    let out = reencode(&m, v.bytes.len(), |w| reply.encode(w).expect("reply re-encodes"));
-    assert_eq!(out.len(), m.payload_offset + reply.encoded_len());
+    let out =
+        reencode(&m, m.header.encoded_len() + reply.encoded_len(), |w| reply.encode(w).expect("reply re-encodes"));
     d.reencoded = Some(out);
     Ok(d)
 }
@@ -166,6 +165,7 @@ fn msgp_payload(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
     d.fact("msgp.data", if item.data.is_empty() { "empty".to_string() } else { hex(item.data) });
     d.fact("msgp.trailing", r.remaining());
     if item.pad_is_zero() && r.is_empty() {
+        // Zero pad and nothing after the item: the re-encoding is the input, byte for byte.
         d.reencoded = Some(reencode(&m, v.bytes.len(), |w| {
             rpc.header.encode(w).expect("RPC header re-encodes");
             padding.write_opaque(w, m.payload_offset, item.data).expect("item re-encodes");

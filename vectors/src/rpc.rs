@@ -2,6 +2,7 @@
 
 use rpcrdma_codec::rpc::{AcceptStat, Rejected, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::DecodeError;
+use rpcrdma_codec::Encode;
 
 pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
     let m = RpcMessage::decode(bytes)?;
@@ -15,7 +16,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
             fact("rpc.prog", c.prog.to_string());
             fact("rpc.vers", c.vers.to_string());
             fact("rpc.proc", c.proc_.to_string());
-            fact("rpc.cred.flavor", c.cred.flavor.to_string());
+            fact("rpc.cred.flavor", c.cred.flavor.0.to_string());
             fact("rpc.cred.length", c.cred.body.len().to_string());
             if let Some(sys) = c.cred.auth_sys() {
                 let sys = sys?;
@@ -25,7 +26,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
                 fact("rpc.auth_sys.gid", sys.gid.to_string());
                 fact("rpc.auth_sys.gids", sys.gids().len().to_string());
             }
-            fact("rpc.verf.flavor", c.verf.flavor.to_string());
+            fact("rpc.verf.flavor", c.verf.flavor.0.to_string());
             fact("rpc.verf.length", c.verf.body.len().to_string());
         }
         RpcHeader::Reply(r) => {
@@ -33,7 +34,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
             match r.body {
                 ReplyBody::Accepted { verf, stat } => {
                     fact("rpc.reply_stat", "MSG_ACCEPTED".into());
-                    fact("rpc.verf.flavor", verf.flavor.to_string());
+                    fact("rpc.verf.flavor", verf.flavor.0.to_string());
                     fact("rpc.verf.length", verf.body.len().to_string());
                     fact("rpc.accept_stat", stat.name().into());
                     if let AcceptStat::ProgMismatch { low, high } = stat {
@@ -49,7 +50,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
                             fact("rpc.low", low.to_string());
                             fact("rpc.high", high.to_string());
                         }
-                        Rejected::AuthError { stat } => fact("rpc.auth_stat", stat.to_string()),
+                        Rejected::AuthError { stat } => fact("rpc.auth_stat", stat.0.to_string()),
                     }
                 }
             }
@@ -63,11 +64,7 @@ pub fn summarize(bytes: &[u8]) -> Result<Vec<(String, String)>, DecodeError> {
 pub fn summarize_message(bytes: &[u8]) -> Result<super::Decoded, DecodeError> {
     let facts = summarize(bytes)?;
     let m = RpcMessage::decode(bytes)?;
-    let mut out = vec![0u8; bytes.len()];
-    let mut w = rpcrdma_codec::xdr::Writer::new(&mut out);
-    m.header.encode(&mut w).expect("a decoded RPC header re-encodes into a buffer of its size");
-    w.bytes(m.body).unwrap();
-    let n = w.len();
-    out.truncate(n);
+    let mut out = m.header.encode_to_vec();
+    out.extend_from_slice(m.body);
     Ok(super::Decoded { facts, violations: None, reencoded: Some(out) })
 }

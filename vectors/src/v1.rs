@@ -5,7 +5,7 @@ use super::Decoded;
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::v1::{Body, ErrorBody, Message};
-use rpcrdma_codec::{DecodeError, Profile};
+use rpcrdma_codec::{DecodeError, Encode, Profile};
 
 pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
     let m = Message::decode(&v.bytes, profile)?;
@@ -14,7 +14,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     d.fact("rdma_xid", format!("{:#010x}", h.xid));
     d.fact("rdma_vers", h.vers);
     d.fact("rdma_credit", h.credit);
-    d.fact("rdma_proc", h.body.proc_().name());
+    d.fact("rdma_proc", h.body.proc_());
     if let Body::MsgP { align, thresh, .. } = h.body {
         d.fact("rdma_align", align);
         d.fact("rdma_thresh", thresh);
@@ -35,9 +35,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     }
     let role = v.role.as_deref().map(|r| role(&v.name, r));
     let violations = role.map(|r| Violations::of(&m, r).iter().map(|x| x.rule.id.to_string()).collect());
-    finish(&mut d, &v.bytes, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations, |out| {
-        h.encode_into(out)
-    });
+    finish(&mut d, h, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations);
     Ok(d)
 }
 
@@ -82,12 +80,11 @@ pub(crate) fn chunk_facts(d: &mut Decoded, c: &ChunkLists<'_>) {
 /// payload, the semantic-check violations, and the bytes the encoder writes back.
 pub(crate) fn finish(
     d: &mut Decoded,
-    input: &[u8],
+    header: &impl Encode,
     payload_offset: usize,
     payload: &[u8],
     carries_rpc: bool,
     violations: Option<Vec<String>>,
-    encode: impl FnOnce(&mut [u8]) -> Result<usize, rpcrdma_codec::EncodeError>,
 ) {
     d.fact("payload_offset", payload_offset);
     d.fact("payload_length", payload.len());
@@ -98,9 +95,7 @@ pub(crate) fn finish(
         }
     }
     d.violations = violations;
-    let mut out = vec![0u8; input.len()];
-    let n = encode(&mut out).expect("a decoded header re-encodes into a buffer of its size");
-    out.truncate(n);
+    let mut out = header.encode_to_vec();
     out.extend_from_slice(payload);
     d.reencoded = Some(out);
 }

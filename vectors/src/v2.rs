@@ -6,8 +6,9 @@ use super::Decoded;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::profile::PropertyIds;
 use rpcrdma_codec::rtrext::{self, GrpInfo, Loc, OptrDetail, RsdLoc, XmsId};
-use rpcrdma_codec::v2::{self, Array, Body, ErrorBody, Message, OptInfo};
+use rpcrdma_codec::v2::{self, Body, ErrorBody, Message, OptInfo};
 use rpcrdma_codec::xcharext::{self, Characteristic, XcharSpec, XcharSubset, XcharVal};
+use rpcrdma_codec::xdr::Array;
 use rpcrdma_codec::{DecodeError, Profile};
 
 fn seg(s: &Segment) -> String {
@@ -47,7 +48,7 @@ fn xcharval(d: &mut Decoded, name: &str, v: &XcharVal<'_>, ids: PropertyIds) {
         | Characteristic::ReqRxLim(n)
         | Characteristic::RespSxLim(n) => n.to_string(),
         Characteristic::ReqRemInv(b) => b.to_string(),
-        Characteristic::Brs(b) => b.name().to_string(),
+        Characteristic::Brs(b) => b.to_string(),
         Characteristic::RbStruct(b) => format!("{} {}", b.length, b.groups.len()),
         Characteristic::Experimental { data, .. } | Characteristic::Unknown { data, .. } => raw(data),
     };
@@ -81,7 +82,7 @@ fn grpinfo(d: &mut Decoded, name: &str, dp: &GrpInfo<'_>) {
         let p = format!("{name}[{i}]");
         d.fact(format!("{p}.xmdmi_disp"), m.disp);
         d.fact(format!("{p}.xmdmi_length"), m.length);
-        d.fact(format!("{p}.xmdmi_where"), m.loc.kind().name());
+        d.fact(format!("{p}.xmdmi_where"), m.loc.kind());
         match m.loc {
             Loc::Exrw(s) => segments(d, &format!("{p}.xmdl_ex"), &s),
             Loc::Tbsn { offset, bsnum } => {
@@ -94,7 +95,7 @@ fn grpinfo(d: &mut Decoded, name: &str, dp: &GrpInfo<'_>) {
 }
 
 fn xms_id(x: &XmsId) -> String {
-    format!("{:#x} {} {}", x.xid, x.dir.name(), x.seq)
+    format!("{:#x} {} {}", x.xid, x.dir, x.seq)
 }
 
 fn rtr(d: &mut Decoded, op: &rtrext::Op<'_>) {
@@ -109,7 +110,7 @@ fn rtr(d: &mut Decoded, op: &rtrext::Op<'_>) {
                 for (j, it) in s.items.iter().enumerate() {
                     let q = format!("{p}.xmdrsds_items[{j}]");
                     d.fact(format!("{q}.xmdrsdi_minlen"), it.minlen);
-                    d.fact(format!("{q}.xmdrsdi_loc"), it.loc.kind().name());
+                    d.fact(format!("{q}.xmdrsdi_loc"), it.loc.kind());
                     match it.loc {
                         RsdLoc::Exrw(a) | RsdLoc::Choice(a) => segments(d, &format!("{q}.xmdrsdl_ex"), &a),
                         RsdLoc::BySize { dsdov, bsex } => {
@@ -137,7 +138,7 @@ fn rtr(d: &mut Decoded, op: &rtrext::Op<'_>) {
         rtrext::Op::ReptErr(o) => {
             d.fact("optre_bad", xms_id(&o.bad));
             d.fact("optre_lead", o.lead.as_ref().map_or("absent".to_string(), xms_id));
-            d.fact("optre_which", o.info.which.name());
+            d.fact("optre_which", o.info.which);
             match o.info.detail {
                 OptrDetail::ExpCur { expect, current } => {
                     d.fact("optri_expect", expect);
@@ -180,11 +181,11 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     d.fact("rdma_xid", format!("{:#010x}", h.xid));
     d.fact("rdma_vers", h.vers);
     d.fact("rdma_credit", h.credit);
-    d.fact("rdma_proc", h.body.proc_().name());
+    d.fact("rdma_proc", h.body.proc_());
     match &h.body {
         Body::Msg(c) | Body::NoMsg(c) => {
             if let Some(dir) = c.direction {
-                d.fact("rdma_direction", dir.name());
+                d.fact("rdma_direction", dir);
             }
             super::v1::chunk_facts(&mut d, &c.lists);
         }
@@ -215,7 +216,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
         }
         Body::Optional(o) => {
             if let Some(dir) = o.dir {
-                d.fact("rdma_optdir", dir.name());
+                d.fact("rdma_optdir", dir);
             }
             d.fact("rdma_opttype", o.opttype);
             d.fact("rdma_optinfo.length", o.info.data_len());
@@ -229,14 +230,6 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
     }
     let role = v.role.as_deref().map(|r| super::v1::role(&v.name, r));
     let violations = role.map(|r| v2::check(&m, r).iter().map(|x| x.rule.id.to_string()).collect());
-    super::v1::finish(
-        &mut d,
-        &v.bytes,
-        m.payload_offset,
-        m.payload,
-        matches!(h.body, Body::Msg(_)),
-        violations,
-        |out| h.encode_into(out),
-    );
+    super::v1::finish(&mut d, h, m.payload_offset, m.payload, matches!(h.body, Body::Msg(_)), violations);
     Ok(d)
 }

@@ -56,7 +56,7 @@ fn run(form: &str, op: &str, n: u64) -> Result<(), String> {
     let b = bytes(form);
     let p = profile();
     let role = role(form);
-    let mut out = [0u8; 256];
+    let mut out = vec![0u8; b.len()];
     let known = ops(form).contains(&op);
     if !known {
         return Err(format!(

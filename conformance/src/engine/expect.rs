@@ -3,7 +3,7 @@
 //! [`Mismatch`] it found instead.
 
 use rpcrdma_codec::rpc::AcceptStat;
-use rpcrdma_codec::v1::ERR_CHUNK;
+use rpcrdma_codec::v1::ErrorCode;
 
 use super::{Mismatch, Received};
 use crate::frame::rpc::RpcKind;
@@ -104,7 +104,7 @@ pub fn err_vers(received: &Received, xid: u32, sent_vers: u32) -> Result<ErrVers
 pub fn err_chunk(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mismatch> {
     let (f, h) = reply_to(received, xid)?;
     match h.body {
-        Body::Error { code: ERR_CHUNK, .. } => {
+        Body::Error { code: ErrorCode::ERR_CHUNK, .. } => {
             if h.vers != 1 {
                 return Err(Mismatch::WrongVersion { form: "ERR_CHUNK", got: h.vers });
             }

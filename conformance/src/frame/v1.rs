@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rpcrdma_codec::check::{Role, Violation, Violations};
 use rpcrdma_codec::chunk::{ChunkLists, ReadSegment, Segment};
-use rpcrdma_codec::v1::{self, FixedFields, Message};
+use rpcrdma_codec::v1::{self, ErrorCode, FixedFields, Message};
 use rpcrdma_codec::{DecodeError, Profile};
 
 /// The three chunk lists, owned.
@@ -49,7 +49,7 @@ pub enum Body {
     Done,
     /// RDMA_ERROR: ERR_VERS with its range, ERR_CHUNK, or another code.
     Error {
-        code: u32,
+        code: ErrorCode,
         vers_range: Option<(u32, u32)>,
     },
 }
@@ -69,8 +69,7 @@ impl Body {
             Body::NoMsg { .. } => "RDMA_NOMSG".into(),
             Body::MsgP { .. } => "RDMA_MSGP".into(),
             Body::Done => "RDMA_DONE".into(),
-            Body::Error { code: v1::ERR_VERS, .. } => "RDMA_ERROR ERR_VERS".into(),
-            Body::Error { code: v1::ERR_CHUNK, .. } => "RDMA_ERROR ERR_CHUNK".into(),
+            // The error's name, or its number when it has none.
             Body::Error { code, .. } => format!("RDMA_ERROR {code}"),
         }
     }

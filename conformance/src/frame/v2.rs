@@ -127,7 +127,7 @@ impl Header {
                 Body::Optional { dir: o.dir, opttype: o.opttype, op, info: at..at + len }
             }
         };
-        let proc_ = m.header.body.proc_() as u32;
+        let proc_ = m.header.body.proc_().0;
         let (xid, vers, credit) = (m.header.xid, m.header.vers, m.header.credit);
         Ok((Header { xid, vers, credit, proc_, body, payload, summary: m.header.to_string() }, rpc))
     }
@@ -180,7 +180,7 @@ mod tests {
             OptInfo::Raw(_) => 0x7fff_0001,
         };
         Frame::decode(
-            build(HeaderBuilder::optional(7, 3, MsgType::Reply, opttype, op).payload(payload)),
+            build(HeaderBuilder::optional(7, 3, MsgType::REPLY, opttype, op).payload(payload)),
             None,
             Role::Reply,
         )
@@ -197,7 +197,7 @@ mod tests {
         let f = optional(OptInfo::Xchar(xcharext::Op::RespXch(r)), &[]);
         let h = f.v2().expect("v2");
         let want = Op::RespXch { done: vec![0, 3], rej: vec![2], pend: vec![] };
-        assert!(matches!(&h.body, Body::Optional { dir: Some(MsgType::Reply), op, .. } if *op == want));
+        assert!(matches!(&h.body, Body::Optional { dir: Some(MsgType::REPLY), op, .. } if *op == want));
         assert_eq!(want.name(), Some("ROPT_RESPXCH"));
     }
 
@@ -217,9 +217,9 @@ mod tests {
     #[test]
     fn repterr_and_error_payload() {
         let e = ReptErr {
-            bad: XmsId { xid: 7, dir: MsgType::Call, seq: 2 },
+            bad: XmsId { xid: 7, dir: MsgType::CALL, seq: 2 },
             lead: None,
-            info: OptrInfo { which: OptrErr::BadSeq, detail: OptrDetail::ExpCur { expect: 1, current: 2 } },
+            info: OptrInfo { which: OptrErr::OPTRERR_BADSEQ, detail: OptrDetail::ExpCur { expect: 1, current: 2 } },
         };
         let f = optional(OptInfo::Rtr(rtrext::Op::ReptErr(e)), &[]);
         assert!(matches!(f.v2().expect("v2").body, Body::Optional { op: Op::ReptErr(r), .. } if r == e));

@@ -2,7 +2,7 @@
 //! its chunk lists, then the ONC RPC call header (RFC 5531) and the arguments.
 
 use rpcrdma_codec::chunk::{ReadSegment, Segment};
-use rpcrdma_codec::rpc::{flavor, CallHeader, OpaqueAuth};
+use rpcrdma_codec::rpc::{AuthFlavor, CallHeader, OpaqueAuth};
 use rpcrdma_codec::v1::HeaderBuilder;
 use rpcrdma_codec::xdr::Writer;
 
@@ -50,7 +50,7 @@ impl Call {
     pub fn rpc_bytes(&self) -> Vec<u8> {
         let mut header = CallHeader::new(self.xid, self.prog, self.vers, self.proc_);
         if self.prog == NFS_PROGRAM && self.proc_ != NFSPROC3_NULL {
-            header.cred = OpaqueAuth { flavor: flavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
+            header.cred = OpaqueAuth { flavor: AuthFlavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
         }
         let mut buf = vec![0u8; header.encoded_len() + self.args.len()];
         let mut w = Writer::new(&mut buf);

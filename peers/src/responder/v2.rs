@@ -13,8 +13,9 @@ use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::profile::Profile;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtResp};
 use rpcrdma_codec::v1;
-use rpcrdma_codec::v2::{Array, Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
+use rpcrdma_codec::v2::{Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
 use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
+use rpcrdma_codec::xdr::Array;
 
 use super::{Framing, Session, Stop};
 
@@ -49,7 +50,7 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     let xid = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
     let proc_ = data.get(12..16).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     // RFC 8166 4.2.4 via v2-01 4.2.3: a Responder MUST silently discard RDMA_ERROR.
-    if proc_ == Some(Proc::Error as u32) {
+    if proc_ == Some(Proc::RDMA2_ERROR.0) {
         return if s.config.faults.v2_answer_error { send_bad_header(s, xid) } else { Ok(()) };
     }
     let p = profile();
@@ -64,10 +65,10 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
         // rtrext-03 4.2: a group "must be received in order without any intervening message".
         let g = s.v2.group.take().expect("checked");
         let (which, expect, current) = match &msg.header.body {
-            Body::Optional(o) => (OptrErr::BadOmt, OpKind::XmtCont.opttype(p.rtrext_opttypes), o.opttype),
-            b => (OptrErr::BadHmt, Proc::Optional as u32, b.proc_() as u32),
+            Body::Optional(o) => (OptrErr::OPTRERR_BADOMT, OpKind::XmtCont.opttype(p.rtrext_opttypes), o.opttype),
+            b => (OptrErr::OPTRERR_BADHMT, Proc::RDMA2_OPTIONAL.0, b.proc_().0),
         };
-        let bad = XmsId { xid, dir: MsgType::Call, seq: 0 };
+        let bad = XmsId { xid, dir: MsgType::CALL, seq: 0 };
         report(s, bad, Some(lead(&g)), OptrInfo { which, detail: OptrDetail::ExpCur { expect, current } })?;
     }
     match msg.header.body {
@@ -93,7 +94,7 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
     let xid = msg.header.xid;
     let nomsg = matches!(msg.header.body, Body::NoMsg(_));
     // We make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
-    if c.direction != Some(MsgType::Call) || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
+    if c.direction != Some(MsgType::CALL) || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
         return send_bad_header(s, xid);
     }
     let as_v1 = v1::Message {
@@ -125,7 +126,7 @@ pub(crate) fn reply_header(
     payload_len: usize,
     out: &mut [u8],
 ) -> Result<usize, Stop> {
-    let dir = if s.config.faults.v2_wrong_direction { MsgType::Call } else { MsgType::Reply };
+    let dir = if s.config.faults.v2_wrong_direction { MsgType::CALL } else { MsgType::REPLY };
     if framing == Framing::V2Xmt && reply.is_none() && writes.is_empty() {
         // rtrext-03 9.3: one transmission holding the whole payload stream.
         let op = rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count: 1, pslen: payload_len as u32 });
@@ -168,7 +169,7 @@ fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(),
         OptInfo::Raw(_) => return Err(Stop::Unsupported("an optional operation of unknown opttype")),
     };
     let mut buf = vec![0u8; 64 + info.data_len()];
-    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::Reply, opttype, info).encode(&mut buf)?;
+    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::REPLY, opttype, info).encode(&mut buf)?;
     s.send(&buf[..n], None)
 }
 
@@ -217,7 +218,7 @@ fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), Stop
                     }
                     Ok(Characteristic::ReqRemInv(b)) => b == s.config.remote_invalidation,
                     // We are a server: we accept no backward-direction requests.
-                    Ok(Characteristic::Brs(b)) => b == BkReqSup::None,
+                    Ok(Characteristic::Brs(b)) => b == BkReqSup::BKREQSUP_NONE,
                     _ => false,
                 };
                 let set = if honoured { &mut done } else { &mut rej };
@@ -277,7 +278,7 @@ fn record(s: &mut Session<'_>, c: Characteristic<'_>) {
 // rtrext-03
 
 fn lead(g: &Group) -> XmsId {
-    XmsId { xid: g.xid, dir: MsgType::Call, seq: 0 }
+    XmsId { xid: g.xid, dir: MsgType::CALL, seq: 0 }
 }
 
 /// ROPT_REPTERR about transmission `bad` (9.5), with rdma_xid echoing it.
@@ -286,14 +287,17 @@ fn report(s: &mut Session<'_>, bad: XmsId, lead: Option<XmsId>, mut info: OptrIn
         return Ok(());
     }
     if s.config.faults.v2_repterr_badcont_only {
-        info = OptrInfo { which: OptrErr::BadCont, detail: OptrDetail::None };
+        info = OptrInfo { which: OptrErr::OPTRERR_BADCONT, detail: OptrDetail::None };
     }
     let op = rtrext::Op::ReptErr(rtrext::ReptErr { bad, lead, info });
     send_optional(s, bad.xid, OptInfo::Rtr(op))
 }
 
 fn bad_pl(pslen: u32, available: usize) -> OptrInfo {
-    OptrInfo { which: OptrErr::BadPl, detail: OptrDetail::Range { value: pslen, min: 0, max: available as u32 } }
+    OptrInfo {
+        which: OptrErr::OPTRERR_BADPL,
+        detail: OptrDetail::Range { value: pslen, min: 0, max: available as u32 },
+    }
 }
 
 fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext::Op<'_>) -> Result<(), Stop> {
@@ -302,10 +306,10 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
     match op {
         rtrext::Op::XmtReq(q) => {
             // Data placement is not implemented; a request must carry a payload (CALL).
-            if !q.dp.is_empty() || q.count == 0 || dir != Some(MsgType::Call) {
+            if !q.dp.is_empty() || q.count == 0 || dir != Some(MsgType::CALL) {
                 return send_bad_header(s, xid);
             }
-            let bad = XmsId { xid, dir: MsgType::Call, seq: 0 };
+            let bad = XmsId { xid, dir: MsgType::CALL, seq: 0 };
             if q.pslen as usize > payload.len() {
                 return report(s, bad, None, bad_pl(q.pslen, payload.len()));
             }
@@ -317,17 +321,17 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
             Ok(())
         }
         rtrext::Op::XmtCont(c) => {
-            let bad = XmsId { xid, dir: MsgType::Call, seq: c.xnum };
+            let bad = XmsId { xid, dir: MsgType::CALL, seq: c.xnum };
             let Some(mut g) = s.v2.group.take() else {
                 // 9.5: "a continuation messages was received when there was no reason to expect one".
-                return report(s, bad, None, OptrInfo { which: OptrErr::BadCont, detail: OptrDetail::None });
+                return report(s, bad, None, OptrInfo { which: OptrErr::OPTRERR_BADCONT, detail: OptrDetail::None });
             };
             let expcur = |which, expect, current| OptrInfo { which, detail: OptrDetail::ExpCur { expect, current } };
             if xid != g.xid {
-                return report(s, bad, Some(lead(&g)), expcur(OptrErr::BadXid, g.xid, xid));
+                return report(s, bad, Some(lead(&g)), expcur(OptrErr::OPTRERR_BADXID, g.xid, xid));
             }
             if c.xnum != g.next {
-                return report(s, bad, Some(lead(&g)), expcur(OptrErr::BadSeq, g.next, c.xnum));
+                return report(s, bad, Some(lead(&g)), expcur(OptrErr::OPTRERR_BADSEQ, g.next, c.xnum));
             }
             if c.pslen as usize > payload.len() {
                 return report(s, bad, Some(lead(&g)), bad_pl(c.pslen, payload.len()));

@@ -53,7 +53,7 @@ fn nomsg_same_version(ctx: &mut Ctx) -> Judged {
     let call = ctx.null();
     let src = ctx.source(&call.rpc_bytes());
     let reads = [ReadSegment { position: 0, target: src.segment() }];
-    let msg = build(HeaderBuilder::nomsg(call.xid, ctx.options.credits_requested, MsgType::Call).read_list(&reads));
+    let msg = build(HeaderBuilder::nomsg(call.xid, ctx.options.credits_requested, MsgType::CALL).read_list(&reads));
     let want = "the call pulled from the position-zero read chunk and answered with a Version Two reply (rdma_vers 2)";
     let got = ctx.call(&msg);
     let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
@@ -65,7 +65,7 @@ fn err_vers_range(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_vers(3).payload(&rpc));
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_vers(3).payload(&rpc));
     let want = "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding 1 and 2";
     let got = ctx.call(&msg);
     let e = expect::err_vers(&got, xid, 3).or_fail(want)?;
@@ -94,7 +94,7 @@ fn bad_header_truncated(ctx: &mut Ctx) -> Judged {
     // RDMA2_MSG CALL whose read list entry stops after its position word and one more
     // word (32 bytes).
     let body: Vec<u8> = [0u32, 1, 0, 0x1234].iter().flat_map(|w| w.to_be_bytes()).collect();
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_body(&body));
+    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_body(&body));
     expect_bad_header(ctx, xid, &msg)
 }
 
@@ -103,7 +103,7 @@ fn bad_header_proc(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
     // rdma_proc 2 has no arm in the -01 union (wire notes C4).
-    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).raw_proc(2).payload(&rpc);
+    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_proc(2).payload(&rpc);
     expect_bad_header(ctx, xid, &build(b))
 }
 

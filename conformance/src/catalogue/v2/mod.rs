@@ -72,12 +72,12 @@ fn build(b: HeaderBuilder<'_>) -> Vec<u8> {
 
 /// A Version Two NULL call: RDMA2_MSG, rdma_direction CALL, no chunks.
 fn null_v2(ctx: &Ctx, xid: u32) -> Vec<u8> {
-    build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).payload(&null_rpc(xid)))
+    build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).payload(&null_rpc(xid)))
 }
 
 /// RDMA2_OPTIONAL from a requester: rdma_optdir CALL (v2-01 4.2.2, wire notes X13).
 fn optional_v2(ctx: &Ctx, xid: u32, opttype: u32, info: OptInfo<'_>, payload: &[u8]) -> Vec<u8> {
-    build(HeaderBuilder::optional(xid, ctx.options.credits_requested, MsgType::Call, opttype, info).payload(payload))
+    build(HeaderBuilder::optional(xid, ctx.options.credits_requested, MsgType::CALL, opttype, info).payload(payload))
 }
 
 fn xchar_msg(ctx: &Ctx, xid: u32, op: rpcrdma_codec::xcharext::Op<'_>) -> Vec<u8> {
@@ -153,13 +153,13 @@ fn rpc_reply_ok(f: &Frame, h: &Header, xid: u32) -> Result<&'static str, Mismatc
         return Err(Mismatch::ZeroCredit);
     }
     let form = match &h.body {
-        Body::Msg { direction: Some(MsgType::Reply), .. } => "RDMA2_MSG",
+        Body::Msg { direction: Some(MsgType::REPLY), .. } => "RDMA2_MSG",
         Body::Msg { direction, .. } => {
-            let dir = direction.map_or("absent", MsgType::name);
+            let dir = direction.map_or("absent".to_string(), |d| d.to_string());
             return Err(format!("RDMA2_MSG reply with rdma_direction {dir}").into());
         }
         Body::Optional { dir, op: Op::XmtResp { count, pslen }, .. } => {
-            if *dir != Some(MsgType::Reply) {
+            if *dir != Some(MsgType::REPLY) {
                 return Err("ROPT_XMTRESP carrying an RPC reply with rdma_optdir CALL".into());
             }
             if *count != 1 {
@@ -285,9 +285,9 @@ mod tests {
     fn messages_decode() {
         let xid = 9;
         let rpc = null_rpc(xid);
-        let b = build(HeaderBuilder::msg(xid, 1, MsgType::Call).payload(&rpc));
+        let b = build(HeaderBuilder::msg(xid, 1, MsgType::CALL).payload(&rpc));
         let f = Frame::decode(b, None, Role::Call);
-        assert!(matches!(v2(&f).body, Body::Msg { direction: Some(MsgType::Call), .. }));
+        assert!(matches!(v2(&f).body, Body::Msg { direction: Some(MsgType::CALL), .. }));
         assert_eq!(f.len(), 32 + rpc.len());
     }
 }

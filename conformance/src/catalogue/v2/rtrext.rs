@@ -58,19 +58,19 @@ fn repterr(
 ) -> Result<ReptErr, Mismatch> {
     let (_, h) = v2_answer(received, xid)?;
     let r = match h.body {
-        Body::Optional { op: Op::ReptErr(r), dir: Some(MsgType::Reply), .. } => r,
+        Body::Optional { op: Op::ReptErr(r), dir: Some(MsgType::REPLY), .. } => r,
         Body::Optional { op: Op::ReptErr(_), .. } => {
             return Err("ROPT_REPTERR with rdma_optdir CALL from the responder".into())
         }
         _ => return Err(Mismatch::WrongBody { got: h.to_string(), want: "ROPT_REPTERR" }),
     };
     if r.info.which != which {
-        return Err(format!("{} instead", r.info.which.name()).into());
+        return Err(format!("{} instead", r.info.which).into());
     }
     if let Some(d) = detail.filter(|d| *d != r.info.detail) {
-        return Err(format!("{} with {:?}, not {d:?}", which.name(), r.info.detail).into());
+        return Err(format!("{} with {:?}, not {d:?}", which, r.info.detail).into());
     }
-    if r.bad.xid != xid || r.bad.dir != MsgType::Call || r.bad.seq != seq {
+    if r.bad.xid != xid || r.bad.dir != MsgType::CALL || r.bad.seq != seq {
         return Err(format!("optre_bad {:?}", r.bad).into());
     }
     Ok(r)
@@ -86,10 +86,10 @@ fn judge_repterr(
     which: OptrErr,
     detail: Option<OptrDetail>,
 ) -> Judged {
-    let want = format!("ROPT_REPTERR {} about transmission {xid:#010x}/{seq}", which.name());
+    let want = format!("ROPT_REPTERR {} about transmission {xid:#010x}/{seq}", which);
     supported(received, "message continuation")?;
     repterr(received, xid, seq, which, detail).or_fail(&want)?;
-    Ok(Verdict::pass(want, format!("ROPT_REPTERR {}; {}", which.name(), ending(alive_v2(ctx)))))
+    Ok(Verdict::pass(want, format!("ROPT_REPTERR {}; {}", which, ending(alive_v2(ctx)))))
 }
 
 fn cont_without_req(ctx: &mut Ctx) -> Judged {
@@ -97,7 +97,7 @@ fn cont_without_req(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
     let got = ctx.call(&rtr_msg(ctx, xid, xmtcont(1, rpc.len() as u32), &rpc));
-    judge_repterr(ctx, &got, xid, 1, OptrErr::BadCont, Some(OptrDetail::None))
+    judge_repterr(ctx, &got, xid, 1, OptrErr::OPTRERR_BADCONT, Some(OptrDetail::None))
 }
 
 fn wrong_xnum(ctx: &mut Ctx) -> Judged {
@@ -110,7 +110,7 @@ fn wrong_xnum(ctx: &mut Ctx) -> Judged {
     let second = rtr_msg(ctx, xid, xmtcont(2, b.len() as u32), b);
     let _ = ctx.send(&first);
     let got = ctx.call(&second);
-    judge_repterr(ctx, &got, xid, 2, OptrErr::BadSeq, Some(OptrDetail::ExpCur { expect: 1, current: 2 }))
+    judge_repterr(ctx, &got, xid, 2, OptrErr::OPTRERR_BADSEQ, Some(OptrDetail::ExpCur { expect: 1, current: 2 }))
 }
 
 fn cont_wrong_xid(ctx: &mut Ctx) -> Judged {
@@ -124,7 +124,7 @@ fn cont_wrong_xid(ctx: &mut Ctx) -> Judged {
     let _ = ctx.send(&first);
     let got = ctx.call(&second);
     let detail = OptrDetail::ExpCur { expect: xid, current: other };
-    judge_repterr(ctx, &got, other, 1, OptrErr::BadXid, Some(detail))
+    judge_repterr(ctx, &got, other, 1, OptrErr::OPTRERR_BADXID, Some(detail))
 }
 
 // ---------------------------------------------------------------------------------------------

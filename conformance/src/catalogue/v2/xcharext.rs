@@ -47,7 +47,7 @@ fn no_invalidate_after(ctx: &mut Ctx, notice: &[u8], op: &str) -> Judged {
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
     let rc = [region.segment()];
-    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::Call).reply_chunk(&rc).payload(&rpc);
+    let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).reply_chunk(&rc).payload(&rpc);
     let want = "the NULL reply (which offered a reply chunk) sent with plain Send, not Send With Invalidate";
     let mut got = ctx.call(&build(b));
     supported(&got, op)?;
@@ -83,7 +83,7 @@ fn respxch(received: &Received, xid: u32) -> Result<[Vec<usize>; 3], Mismatch> {
     let (_, h) = v2_answer(received, xid)?;
     match &h.body {
         Body::Optional { dir, op: Op::RespXch { done, rej, pend }, .. } => {
-            if *dir != Some(MsgType::Reply) {
+            if *dir != Some(MsgType::REPLY) {
                 return Err("ROPT_RESPXCH with rdma_optdir CALL from the responder (wire notes X13)".into());
             }
             if h.credit == 0 {
@@ -114,7 +114,7 @@ fn respxch_xid(ctx: &mut Ctx) -> Judged {
 
 fn respxch_cover(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
-    let genl = (xcharext::BkReqSup::Genl as u32).to_be_bytes();
+    let genl = (xcharext::BkReqSup::BKREQSUP_GENL.0).to_be_bytes();
     let vals = [
         XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x08, 0]),
         XcharVal::new(xcharext::XCHAR_REQREMINV, &[0, 0, 0, 0]),

@@ -8,11 +8,13 @@
 
 use core::ops::RangeInclusive;
 
+use super::rtrext::XmrbsBuf;
 use crate::error::{DecodeError, EncodeError, ErrorKind, Field};
-use crate::profile::{Profile, PropertyIds, RtrextOpttypes, SubsetBitOrder};
-use crate::rtrext::XmrbsBuf;
-use crate::v2::{Array, ArrayIter, Item};
-use crate::xdr::{round_up4, Reader, Writer};
+use crate::profile::{Profile, PropertyIds, RtrextOpttypes};
+use crate::xdr::{round_up4, wire_enum, Array, ArrayIter, Item, Reader, Writer};
+
+mod subset;
+pub use subset::{bit_mask, set_bit, SetBits, XcharSubset};
 
 /// Characteristic ids of xcharext-02 section 3 (Table 1).
 pub const XCHAR_RBSIZ: u32 = 1;
@@ -36,30 +38,12 @@ pub fn is_experimental(id: u32) -> bool {
     EXPERIMENTAL_IDS.contains(&id)
 }
 
-/// `enum bkreqsup` (section 3.3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum BkReqSup {
-    None = 0,
-    Inline = 1,
-    Genl = 2,
-}
-
-impl BkReqSup {
-    pub fn from_u32(v: u32) -> Option<BkReqSup> {
-        Some(match v {
-            0 => BkReqSup::None,
-            1 => BkReqSup::Inline,
-            2 => BkReqSup::Genl,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        match self {
-            BkReqSup::None => "BKREQSUP_NONE",
-            BkReqSup::Inline => "BKREQSUP_INLINE",
-            BkReqSup::Genl => "BKREQSUP_GENL",
-        }
+wire_enum! {
+    /// `enum bkreqsup` (section 3.3).
+    pub struct BkReqSup(u32) {
+        BKREQSUP_NONE = 0,
+        BKREQSUP_INLINE = 1,
+        BKREQSUP_GENL = 2,
     }
 }
 
@@ -177,7 +161,7 @@ impl<'a> Characteristic<'a> {
             | Characteristic::ReqRxLim(v)
             | Characteristic::RespSxLim(v) => w.u32(v),
             Characteristic::ReqRemInv(b) => w.bool(b),
-            Characteristic::Brs(b) => w.u32(b as u32),
+            Characteristic::Brs(b) => w.u32(b.0),
             Characteristic::RbStruct(b) => b.encode(w),
             Characteristic::Experimental { data, .. } | Characteristic::Unknown { data, .. } => w.bytes(data),
         }
@@ -232,11 +216,11 @@ fn typed<'a>(which: u32, data: &'a [u8], base: usize, ids: PropertyIds) -> Resul
         Known::Brs => {
             let at = r.offset();
             let value = r.u32(DATA)?;
-            Characteristic::Brs(BkReqSup::from_u32(value).ok_or(DecodeError::new(
-                DATA,
-                at,
-                ErrorKind::InvalidEnum { value },
-            ))?)
+            let b = BkReqSup(value);
+            if !b.is_known() {
+                return Err(DecodeError::new(DATA, at, ErrorKind::InvalidEnum { value }));
+            }
+            Characteristic::Brs(b)
         }
         Known::RtrSupp => Characteristic::RtrSupp(r.u32(DATA)?),
         Known::RbStruct => {
@@ -314,116 +298,6 @@ impl<'a> XcharSpec<'a> {
 }
 
 /// `xcharsubset` (`uint32<>`): a bit per position in an earlier xcharspec, "bit number N mod
-/// 32 in word N div 32" (section 2.1), LSB-first unless the profile says otherwise (X9).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct XcharSubset<'a> {
-    words: Array<'a, u32>,
-    order: SubsetBitOrder,
-}
-
-/// Word index and mask of bit `n`.
-pub fn bit_mask(n: usize, order: SubsetBitOrder) -> (usize, u32) {
-    let b = (n % 32) as u32;
-    let mask = match order {
-        SubsetBitOrder::LsbFirst => 1 << b,
-        SubsetBitOrder::MsbFirst => 1 << (31 - b),
-    };
-    (n / 32, mask)
-}
-
-/// Sets bit `n` in `words` (for building); false when `words` is too short.
-pub fn set_bit(words: &mut [u32], n: usize, order: SubsetBitOrder) -> bool {
-    let (i, mask) = bit_mask(n, order);
-    match words.get_mut(i) {
-        Some(w) => {
-            *w |= mask;
-            true
-        }
-        None => false,
-    }
-}
-
-impl<'a> XcharSubset<'a> {
-    pub const fn new(words: &'a [u32], order: SubsetBitOrder) -> Self {
-        XcharSubset { words: Array::from_slice(words), order }
-    }
-
-    pub fn decode(r: &mut Reader<'a>, field: Field, order: SubsetBitOrder) -> Result<Self, DecodeError> {
-        Ok(XcharSubset { words: Array::decode(r, field)?, order })
-    }
-
-    /// How many words were sent.
-    pub fn word_count(&self) -> usize {
-        self.words.len()
-    }
-
-    /// Word `i`; "Words beyond the last one specified are treated as containing zero".
-    pub fn word(&self, i: usize) -> u32 {
-        self.words.get(i).unwrap_or(0)
-    }
-
-    pub fn words(&self) -> ArrayIter<'a, u32> {
-        self.words.iter()
-    }
-
-    pub fn order(&self) -> SubsetBitOrder {
-        self.order
-    }
-
-    /// Whether the xcharval at position `n` is in the subset.
-    pub fn is_set(&self, n: usize) -> bool {
-        let (i, mask) = bit_mask(n, self.order);
-        self.word(i) & mask != 0
-    }
-
-    /// The positions in the subset, ascending.
-    pub fn bits(&self) -> SetBits<'a> {
-        SetBits { words: self.words.iter(), order: self.order, next_word: 0, base: 0, cur: 0 }
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.words().all(|w| w == 0)
-    }
-
-    pub fn encoded_len(&self) -> usize {
-        self.words.encoded_len()
-    }
-
-    pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        self.words.encode(w)
-    }
-}
-
-/// Iterator over the set bits of an [`XcharSubset`].
-#[derive(Debug, Clone)]
-pub struct SetBits<'a> {
-    words: ArrayIter<'a, u32>,
-    order: SubsetBitOrder,
-    next_word: usize,
-    base: usize,
-    /// The current word with bit N at position N (LSB-first).
-    cur: u32,
-}
-
-impl Iterator for SetBits<'_> {
-    type Item = usize;
-
-    fn next(&mut self) -> Option<usize> {
-        while self.cur == 0 {
-            let w = self.words.next()?;
-            self.base = self.next_word * 32;
-            self.next_word += 1;
-            self.cur = match self.order {
-                SubsetBitOrder::LsbFirst => w,
-                SubsetBitOrder::MsbFirst => w.reverse_bits(),
-            };
-        }
-        let b = self.cur.trailing_zeros() as usize;
-        self.cur &= self.cur - 1;
-        Some(self.base + b)
-    }
-}
-
 /// `optinfo_initxch` (section 4.1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct InitXch<'a> {
@@ -546,132 +420,9 @@ impl<'a> Op<'a> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn words(ws: &[u32]) -> std::vec::Vec<u8> {
-        ws.iter().flat_map(|w| w.to_be_bytes()).collect()
-    }
-
-    fn decode<'a>(opttype: u32, b: &'a [u8], p: &Profile) -> Result<Op<'a>, DecodeError> {
-        let mut r = Reader::new(b);
-        let op = Op::decode(opttype, &mut r, p)?.unwrap();
-        r.expect_empty("rdma_optinfo")?;
-        let mut out = [0u8; 256];
-        let mut w = Writer::new(&mut out);
-        op.encode(&mut w).unwrap();
-        assert_eq!(w.written(), b);
-        assert_eq!(op.encoded_len(), b.len());
-        Ok(op)
-    }
-
-    // 4.1: optinfo_initxch { xcharspec optixch_start; xcharsubset optixch_nochg; }, with
-    // Table 1's RBSIZ (uint32), REQREMINV (bool), BRS (bkreqsup) and RBSIZ unchangeable.
-    #[test]
-    fn initxch_with_the_three_characteristics() {
-        let b = words(&[3, 1, 4, 8192, 2, 4, 1, 3, 4, 2, 1, 0b1]);
-        let Op::InitXch(o) = decode(ROPT_INITXCH, &b, &Profile::default()).unwrap() else { panic!() };
-        let ids = PropertyIds::Xcharext02;
-        let got: std::vec::Vec<_> = o.start.characteristics().map(Result::unwrap).collect();
-        assert_eq!(
-            got,
-            [Characteristic::RbSiz(8192), Characteristic::ReqRemInv(true), Characteristic::Brs(BkReqSup::Genl)]
-        );
-        assert_eq!(o.start.iter().nth(2).unwrap().characteristic(ids).unwrap().name(), "BRS");
-        assert!(o.nochg.is_set(0) && !o.nochg.is_set(1) && !o.nochg.is_set(40));
-        assert_eq!(o.nochg.bits().collect::<std::vec::Vec<_>>(), [0]);
-    }
-
-    #[test]
-    fn unknown_and_experimental_ids_are_kept_raw() {
-        let b = words(&[2, 77, 3, 0xaabbcc00, 0xffff_ff01, 0]);
-        let Op::ReqXch(o) = decode(ROPT_REQXCH, &b, &Profile::default()).unwrap() else { panic!() };
-        let mut c = o.want.characteristics().map(Result::unwrap);
-        assert_eq!(c.next(), Some(Characteristic::Unknown { id: 77, data: &[0xaa, 0xbb, 0xcc] }));
-        assert_eq!(c.next(), Some(Characteristic::Experimental { id: 0xffff_ff01, data: &[] }));
-        assert!(o.want.iter().nth(1).unwrap().is_experimental());
-        assert!(!o.want.iter().next().unwrap().is_experimental());
-    }
-
-    #[test]
-    fn known_values_are_checked() {
-        let p = Profile::default();
-        // REQREMINV = 2: "not valid when interpreted using the characteristic-associated typedef".
-        let e = decode(ROPT_REQXCH, &words(&[1, 2, 4, 2]), &p).unwrap_err();
-        assert_eq!(e, DecodeError::new("xchv_data", 12, ErrorKind::NotBool { value: 2 }));
-        let e = decode(ROPT_REQXCH, &words(&[1, 3, 4, 3]), &p).unwrap_err();
-        assert_eq!(e, DecodeError::new("xchv_data", 12, ErrorKind::InvalidEnum { value: 3 }));
-        // Too short (no data) and too long (8 bytes for a uint32).
-        let e = decode(ROPT_REQXCH, &words(&[1, 1, 0]), &p).unwrap_err();
-        assert_eq!(e.kind, ErrorKind::Truncated { needed: 4, available: 0 });
-        let e = decode(ROPT_REQXCH, &words(&[1, 1, 8, 4096, 0]), &p).unwrap_err();
-        assert_eq!(e, DecodeError::new("xchv_data", 16, ErrorKind::TrailingData { extra: 4 }));
-        // "extends beyond the bounds of the message".
-        let e = decode(ROPT_REQXCH, &words(&[1, 1, 12, 4096]), &p).unwrap_err();
-        assert_eq!(e, DecodeError::new("xchv_data", 12, ErrorKind::Truncated { needed: 12, available: 4 }));
-        let e = decode(ROPT_REQXCH, &words(&[0x1000_0000, 1]), &p).unwrap_err();
-        assert!(matches!(e.kind, ErrorKind::CountExceedsInput { .. }));
-    }
-
-    #[test]
-    fn v2_03_ids_move_brs_and_add_rtrext_properties() {
-        let p = Profile { property_ids: PropertyIds::V2Draft03, ..Profile::default() };
-        // BRS=2 INLINE; RBSTRUCT=4 {8192, [{2, {4096, 4096, PLT}}]}; 3 is RTRSUPP (uint32 7).
-        let b = words(&[3, 2, 4, 1, 4, 24, 8192, 1, 2, 4096, 4096, 1, 3, 4, 7]);
-        let Op::ReqXch(o) = decode(ROPT_REQXCH, &b, &p).unwrap() else { panic!() };
-        let c: std::vec::Vec<_> = o.want.characteristics().map(Result::unwrap).collect();
-        assert_eq!(c[0], Characteristic::Brs(BkReqSup::Inline));
-        let Characteristic::RbStruct(buf) = c[1] else { panic!() };
-        assert_eq!(buf.length, 8192);
-        assert_eq!(buf.groups.get(0).unwrap().count, 2);
-        assert_eq!(c[2], Characteristic::RtrSupp(7));
-        assert_eq!(Known::Brs.id(PropertyIds::V2Draft03), Some(2));
-        assert_eq!(Known::ReqRemInv.id(PropertyIds::V2Draft03), None);
-        // A truncated RBSTRUCT is an xchv_data error.
-        let e = decode(ROPT_REQXCH, &words(&[1, 4, 8, 8192, 1]), &p).unwrap_err();
-        assert_eq!(e.field, "xchv_data");
-        assert!(matches!(e.kind, ErrorKind::CountExceedsInput { .. }));
-    }
-
-    #[test]
-    fn subset_bits_in_two_words_and_both_orders() {
-        let b = words(&[2, 0b101, 0x8000_0000, 0, 0]);
-        let Op::RespXch(o) = decode(ROPT_RESPXCH, &b, &Profile::default()).unwrap() else { panic!() };
-        assert_eq!(o.done.bits().collect::<std::vec::Vec<_>>(), [0, 2, 63]);
-        assert!(o.rej.is_empty() && o.pend.word_count() == 0);
-        let p = Profile { subset_bit_order: SubsetBitOrder::MsbFirst, ..Profile::default() };
-        let Op::RespXch(o) = decode(ROPT_RESPXCH, &b, &p).unwrap() else { panic!() };
-        assert_eq!(o.done.bits().collect::<std::vec::Vec<_>>(), [29, 31, 32]);
-        let mut ws = [0u32; 2];
-        assert!(set_bit(&mut ws, 32, SubsetBitOrder::MsbFirst) && !set_bit(&mut ws, 64, SubsetBitOrder::LsbFirst));
-        assert_eq!(ws, [0, 0x8000_0000]);
-    }
-
-    #[test]
-    fn updxch_and_building_from_values() {
-        let b = words(&[1, 4, 16384, 1]);
-        let Op::UpdXch(o) = decode(ROPT_UPDXCH, &b, &Profile::default()).unwrap() else { panic!() };
-        assert!(o.pendclr);
-        let e = decode(ROPT_UPDXCH, &words(&[1, 4, 16384, 5]), &Profile::default()).unwrap_err();
-        assert_eq!(e, DecodeError::new("optupdxch_pendclr", 12, ErrorKind::NotBool { value: 5 }));
-        let vals = [XcharVal::new(XCHAR_RBSIZ, &[0, 0, 0x20, 0]), XcharVal::new(99, &[1])];
-        let op = Op::InitXch(InitXch {
-            start: XcharSpec::new(&vals, PropertyIds::Xcharext02),
-            nochg: XcharSubset::new(&[0b10], SubsetBitOrder::LsbFirst),
-        });
-        let mut out = [0u8; 64];
-        let mut w = Writer::new(&mut out);
-        op.encode(&mut w).unwrap();
-        assert_eq!(w.written(), &words(&[2, 1, 4, 0x2000, 99, 1, 0x0100_0000, 1, 2])[..]);
-        assert_eq!(op.encoded_len(), w.len());
-    }
-
-    #[test]
-    fn literal_rtrext_numbering_disowns_1_to_4() {
-        let mut p = Profile::default();
-        assert!(is_opttype(1, &p) && !is_opttype(5, &p));
-        p.rtrext_opttypes = RtrextOpttypes::Literal;
-        assert!(!is_opttype(1, &p));
-    }
+crate::xdr::impl_encode! {
+    Op<'_> => encode;
 }
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,198 @@
+use super::*;
+use crate::check::Role;
+use crate::chunk::ReadSegment;
+use crate::error::{DecodeError, ErrorKind};
+use crate::profile::{Profile, RtrextOpttypes, V2Envelope, V2ErrorNumbering};
+
+fn words(ws: &[u32]) -> std::vec::Vec<u8> {
+    ws.iter().flat_map(|w| w.to_be_bytes()).collect()
+}
+
+fn roundtrip<'a>(b: &'a [u8], p: &Profile) -> Message<'a> {
+    let m = Message::decode(b, p).unwrap();
+    let mut out = [0u8; 512];
+    let n = m.header.encode_into(&mut out).unwrap();
+    assert_eq!(n, m.header.encoded_len());
+    assert_eq!(n, m.payload_offset);
+    assert_eq!(&out[..n], &b[..n]);
+    m
+}
+
+// -01 4.2: rpcrdma2_chunk_lists is rdma_direction followed by the three v1 lists.
+#[test]
+fn msg_with_direction_and_no_chunks() {
+    let b = words(&[1, 2, 32, 0, 0, 0, 0, 0, 1, 0]);
+    let m = roundtrip(&b, &Profile::default());
+    let c = m.header.body.chunks().unwrap();
+    assert_eq!(c.direction, Some(MsgType::CALL));
+    assert!(c.lists.is_empty());
+    assert_eq!(m.payload_offset, 32);
+    assert_eq!(m.payload.len(), 8);
+}
+
+#[test]
+fn draft00_has_no_direction() {
+    let p = Profile { v2_envelope: V2Envelope::Draft00, ..Profile::default() };
+    let b = words(&[1, 2, 32, 1, 0, 0, 1, 1, 7, 4096, 0, 0x2000]);
+    let m = roundtrip(&b, &p);
+    let c = m.header.body.chunks().unwrap();
+    assert_eq!(c.direction, None);
+    assert_eq!(c.lists.reply.unwrap().length(), 4096);
+}
+
+#[test]
+fn bad_direction_is_invalid_enum() {
+    let b = words(&[1, 2, 32, 0, 2, 0, 0, 0]);
+    let e = Message::decode(&b, &Profile::default()).unwrap_err();
+    assert_eq!(e, DecodeError::new("rdma_direction", 16, ErrorKind::InvalidEnum { value: 2 }));
+}
+
+#[test]
+fn procs_2_3_and_6_have_no_arm() {
+    for v in [2, 3, 6, 0xffff_ffff] {
+        let e = Message::decode(&words(&[1, 2, 1, v, 0, 0, 0, 0]), &Profile::default()).unwrap_err();
+        assert_eq!(e, DecodeError::new("rdma_proc", 12, ErrorKind::UnknownProc { value: v }));
+    }
+    let e = Message::decode(&words(&[1, 1, 1, 0]), &Profile::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::UnsupportedVersion { value: 1 });
+}
+
+#[test]
+fn error_codes_follow_the_numbering() {
+    let mut p = Profile::default();
+    let b = words(&[9, 2, 1, 4, 3]);
+    let m = roundtrip(&b, &p);
+    assert_eq!(m.header.body, Body::Error(ErrorInfo { code: 3, body: ErrorBody::InvalOption }));
+    let e = Message::decode(&words(&[9, 2, 1, 4, 4]), &p).unwrap_err();
+    assert_eq!(e, DecodeError::new("rdma_err", 16, ErrorKind::UnknownErrorCode { value: 4 }));
+    p.v2_error_numbering = V2ErrorNumbering::Draft02;
+    let b = words(&[9, 2, 1, 4, 3, 1, 2, 600]);
+    let m = roundtrip(&b, &p);
+    assert_eq!(
+        m.header.body,
+        Body::Error(ErrorInfo {
+            code: 3,
+            body: ErrorBody::CantReply { processed: true, segment_index: 2, length_needed: 600 }
+        })
+    );
+    let e = Message::decode(&words(&[9, 2, 1, 4, 3, 2, 2, 600]), &p).unwrap_err();
+    assert_eq!(e, DecodeError::new("rdma_processed", 20, ErrorKind::NotBool { value: 2 }));
+    p.v2_error_numbering = V2ErrorNumbering::Draft04;
+    let b = words(&[9, 2, 1, 4, 7, 1, 8192]);
+    let m = roundtrip(&b, &p);
+    assert_eq!(
+        m.header.body,
+        Body::Error(ErrorInfo { code: 7, body: ErrorBody::WriteResource { chunk_index: 1, length_needed: 8192 } })
+    );
+    for (body, code) in [(ErrorBody::InvalOption, 9), (ErrorBody::System, 10), (ErrorBody::InvalProc, 3)] {
+        assert_eq!(body.code(V2ErrorNumbering::Draft04), Some(code));
+    }
+    assert_eq!(ErrorBody::BadHeader.code(V2ErrorNumbering::Draft04), None);
+}
+
+#[test]
+fn unknown_optional_is_raw_and_pads() {
+    // -01 1.5 layout: optdir at 16, opttype at 20, length at 24, data at 28.
+    let b = words(&[5, 2, 1, 5, 1, 0x1234, 3, 0x0a0b0c00, 0xee]);
+    let m = roundtrip(&b, &Profile::default());
+    let Body::Optional(o) = m.header.body else { panic!() };
+    assert_eq!(o.dir, Some(MsgType::REPLY));
+    assert_eq!(o.info, OptInfo::Raw(&[0x0a, 0x0b, 0x0c]));
+    assert_eq!(m.payload_offset, 32);
+    assert_eq!(m.payload, &[0, 0, 0, 0xee]);
+}
+
+#[test]
+fn optinfo_must_be_filled_exactly() {
+    // ROPT_REQXCH with an empty xcharspec (4 bytes) in 8 bytes of optinfo.
+    let b = words(&[5, 2, 1, 5, 0, 2, 8, 0, 0]);
+    let e = Message::decode(&b, &Profile::default()).unwrap_err();
+    assert_eq!(e, DecodeError::new("rdma_optinfo", 32, ErrorKind::TrailingData { extra: 4 }));
+    // Under the rtrext-alone numbering opttype 2 is ROPT_XMTRESP, which needs 12 bytes.
+    let p = Profile { rtrext_opttypes: RtrextOpttypes::Literal, ..Profile::default() };
+    let e = Message::decode(&b, &p).unwrap_err();
+    assert_eq!(e.field, "optxrs_pslen");
+}
+
+#[test]
+fn optinfo_overrunning_the_message() {
+    let b = words(&[5, 2, 1, 5, 0, 77, 9, 0, 0]);
+    let e = Message::decode(&b, &Profile::default()).unwrap_err();
+    assert_eq!(e, DecodeError::new("rdma_optinfo", 28, ErrorKind::Truncated { needed: 12, available: 8 }));
+}
+
+#[test]
+fn builder_writes_what_decoder_reads() {
+    let reads = [ReadSegment::new(0, 1, 100, 0x10)];
+    let mut buf = [0u8; 128];
+    let n = HeaderBuilder::nomsg(3, 8, MsgType::CALL).read_list(&reads).encode(&mut buf).unwrap();
+    let m = Message::decode(&buf[..n], &Profile::default()).unwrap();
+    assert_eq!(m.header.body.chunks().unwrap().lists.reads.segments().next(), Some(reads[0]));
+    let e = ErrorInfo::new(ErrorBody::Vers { low: 1, high: 2 }, V2ErrorNumbering::Draft01).unwrap();
+    let n = HeaderBuilder::error(3, 8, e).encode(&mut buf).unwrap();
+    assert_eq!(&buf[..n], &words(&[3, 2, 8, 4, 1, 1, 2])[..]);
+    let s = std::format!("{}", Message::decode(&buf[..n], &Profile::default()).unwrap().header);
+    assert_eq!(s, "RDMA2_ERROR xid=0x00000003 vers=2 credit=8 RDMA2_ERR_VERS (1) low=1 high=2");
+}
+
+#[test]
+fn builder_makes_malformed_messages() {
+    let mut buf = [0u8; 64];
+    let n = HeaderBuilder::optional(1, 1, MsgType::CALL, 42, OptInfo::Raw(&[1, 2]))
+        .raw_optinfo_length(40)
+        .encode(&mut buf)
+        .unwrap();
+    let e = Message::decode(&buf[..n], &Profile::default()).unwrap_err();
+    assert_eq!(e.field, "rdma_optinfo");
+    let n = HeaderBuilder::msg(1, 1, MsgType::CALL).raw_direction(9).encode(&mut buf).unwrap();
+    let e = Message::decode(&buf[..n], &Profile::default()).unwrap_err();
+    assert_eq!(e.kind, ErrorKind::InvalidEnum { value: 9 });
+    let n = HeaderBuilder::msg(1, 1, MsgType::CALL).raw_proc(3).encode(&mut buf).unwrap();
+    assert_eq!(Message::decode(&buf[..n], &Profile::default()).unwrap_err().kind, ErrorKind::UnknownProc { value: 3 });
+}
+
+#[test]
+fn base_checks() {
+    let p = Profile::default();
+    // RDMA2_MSG REPLY whose payload is an RPC CALL; RDMA2_ERROR with a payload, from a requester.
+    let b = words(&[1, 2, 1, 0, 1, 0, 0, 0, 1, 0]);
+    let v = check(&Message::decode(&b, &p).unwrap(), Role::Reply);
+    assert!(v.contains("v2-01/4.2.2/direction-mismatch"));
+    let b = words(&[1, 2, 1, 4, 2, 0]);
+    let v = check(&Message::decode(&b, &p).unwrap(), Role::Call);
+    assert_eq!(v.len(), 2);
+    let b = words(&[1, 2, 1, 5, 1, 77, 0]);
+    let v = check(&Message::decode(&b, &p).unwrap(), Role::Call);
+    assert!(v.contains("v2-01/4.2.2/optdir-role"));
+    for (i, r) in rules::ALL.iter().enumerate() {
+        assert!(rules::ALL[i + 1..].iter().all(|o| o.id != r.id));
+    }
+}
+
+#[test]
+fn builder_encoded_len_is_exact_for_every_shape() {
+    use crate::chunk::Segment;
+    use crate::xdr::Encode;
+    let reads = [ReadSegment::new(0, 1, 100, 0x10)];
+    let seg = [Segment::new(2, 8192, 0x20), Segment::new(3, 16, 0x30)];
+    let writes: [&[Segment]; 1] = [&seg];
+    let err = ErrorInfo::new(ErrorBody::Vers { low: 2, high: 2 }, V2ErrorNumbering::Draft01).unwrap();
+    let builders = [
+        HeaderBuilder::msg(1, 1, MsgType::CALL).payload(&[1, 2, 3, 4, 5]),
+        HeaderBuilder::nomsg(1, 1, MsgType::REPLY).read_list(&reads).write_list(&writes).reply_chunk(&seg),
+        HeaderBuilder::msg(1, 1, MsgType::CALL).draft00(),
+        HeaderBuilder::error(1, 1, err),
+        HeaderBuilder::error(1, 1, err).raw_error_code(77),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[1, 2, 3])).payload(&[9; 7]),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[1, 2, 3])).raw_optinfo_length(1),
+        HeaderBuilder::optional(1, 1, MsgType::CALL, 99, OptInfo::Raw(&[])).draft00(),
+        HeaderBuilder::msg(1, 1, MsgType::CALL).raw_body(&[0; 5]).payload(&[1]),
+    ];
+    for b in builders {
+        let v = b.encode_to_vec();
+        assert_eq!(v.len(), b.encoded_len(), "{b:?}");
+        let mut w = std::vec![0u8; v.len()];
+        assert_eq!(b.encode(&mut w), Ok(v.len()));
+        assert_eq!(w, v);
+    }
+}
