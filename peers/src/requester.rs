@@ -10,6 +10,7 @@ use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::RpcMessage;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message};
+use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::{DecodeError, Profile};
 
 use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_WRITE, ROOT_FH};
@@ -244,11 +245,9 @@ pub fn workload(
     options: &RequesterOptions,
     faults: &RequesterFaults,
 ) -> Result<(), WorkloadError> {
-    let mut pd = [0u8; 8];
-    PrivateData::new(options.send_size, options.receive_size, true)
-        .ok()
-        .and_then(|p| p.encode_into(&mut pd).ok())
-        .ok_or(WorkloadError { step: "connect", failure: Failure::Settings })?;
+    let mut pd = PrivateData::new(options.send_size, options.receive_size, true)
+        .map_err(|_| WorkloadError { step: "connect", failure: Failure::Settings })?
+        .encode_to_vec();
     if faults.bad_private_data {
         pd[4] = 2; // the version octet (RFC 8797 4)
     }
@@ -332,8 +331,9 @@ pub fn workload(
     }
     if faults.send_rdma_done {
         let xid = s.xid();
-        let mut b = [0u8; 28];
-        HeaderBuilder::done(xid, 1).encode(&mut b).expect("16");
+        // Padded to the 28-byte minimum (RFC 8166 4.5) so only RDMA_DONE itself is wrong.
+        let mut b = HeaderBuilder::done(xid, 1).encode_to_vec();
+        b.resize(28, 0);
         s.send("RDMA_DONE", &b)?;
         let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
     }

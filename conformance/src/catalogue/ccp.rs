@@ -4,7 +4,7 @@
 use rpcrdma_codec::ccp::{ConfigRdmaReply, ConfigRdmaReq, CONF_RDMA, PROGRAM, VERSION};
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::AcceptStat;
-use rpcrdma_codec::xdr::{Reader, Writer};
+use rpcrdma_codec::xdr::{Encode, Reader};
 
 use super::start;
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
@@ -13,9 +13,7 @@ use crate::frame::rpc::RpcKind;
 fn conf_rdma(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let req = ConfigRdmaReq { maxcall_sendsize: 8192, maxreply_sendsize: 8192, maxrdmaread: 4 };
-    let mut args = [0u8; 12];
-    req.encode(&mut Writer::new(&mut args)).expect("12 bytes");
-    let call = ctx.call_of(PROGRAM, VERSION, CONF_RDMA, args.to_vec());
+    let call = ctx.call_of(PROGRAM, VERSION, CONF_RDMA, req.encode_to_vec());
     let want = "SUCCESS with a config_rdma_reply, or PROG_UNAVAIL";
     let got = ctx.call(&call.msg());
     let (f, _) = expect::reply_to(&got, call.xid).or_fail(want)?;

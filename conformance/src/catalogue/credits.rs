@@ -5,6 +5,7 @@ use std::time::Instant;
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::v1::HeaderBuilder;
+use rpcrdma_codec::xdr::Encode;
 
 use super::{null_round_trip, start, v1};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
@@ -13,9 +14,7 @@ fn grant_in_errors(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let want = "a non-zero rdma_credit in the ERR_CHUNK reply and in the RPC reply";
     let call = ctx.null();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode(&mut buf).expect("28");
-    let got = ctx.call(&buf[..n]);
+    let got = ctx.call(&HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode_to_vec());
     let (_, h) = expect::err_chunk(&got, call.xid).or_fail(want)?;
     let err = h.credit;
     let f = null_round_trip(ctx)?;

@@ -4,6 +4,7 @@
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::v1::HeaderBuilder;
+use rpcrdma_codec::xdr::Encode;
 
 use super::{expect_discard, expect_err_chunk, null_round_trip, start, v1};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
@@ -62,9 +63,7 @@ fn proc_max(ctx: &mut Ctx) -> Judged {
 fn msgp_refused(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let call = ctx.null();
-    let mut msg = [0u8; 64];
-    let n = HeaderBuilder::msgp(call.xid, call.credit, 8, 1024).encode(&mut msg).expect("fits");
-    let msg = [&msg[..n], &call.rpc_bytes()].concat();
+    let msg = [HeaderBuilder::msgp(call.xid, call.credit, 8, 1024).encode_to_vec(), call.rpc_bytes()].concat();
     let got = ctx.call(&msg);
     let want = "RDMA_ERROR ERR_CHUNK (SHOULD)";
     match expect::err_chunk(&got, call.xid) {
@@ -79,16 +78,15 @@ fn msgp_refused(ctx: &mut Ctx) -> Judged {
 fn done_discarded(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
     // Padded to the 28-byte minimum so only RDMA_DONE itself is under test.
-    let mut msg = [0u8; 28];
-    HeaderBuilder::done(xid, ctx.options.credits_requested).encode(&mut msg).expect("16");
+    let mut msg = HeaderBuilder::done(xid, ctx.options.credits_requested).encode_to_vec();
+    msg.resize(28, 0);
     expect_discard(ctx, &msg)
 }
 
 fn error_discarded(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::err_vers(xid, 1, ctx.options.credits_requested, 1, 1).encode(&mut buf).expect("28");
-    expect_discard(ctx, &buf[..n])
+    let msg = HeaderBuilder::err_vers(xid, 1, ctx.options.credits_requested, 1, 1).encode_to_vec();
+    expect_discard(ctx, &msg)
 }
 
 fn short_message_discarded(ctx: &mut Ctx) -> Judged {
@@ -133,18 +131,15 @@ fn huge_segment_count(ctx: &mut Ctx) -> Judged {
 
 fn msg_without_payload(ctx: &mut Ctx) -> Judged {
     let call = ctx.null();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(call.xid, call.credit).encode(&mut buf).expect("28");
-    expect_err_chunk(ctx, call.xid, &buf[..n])
+    let msg = HeaderBuilder::msg(call.xid, call.credit).encode_to_vec();
+    expect_err_chunk(ctx, call.xid, &msg)
 }
 
 fn error_reply_form(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let want = "ERR_CHUNK exactly 20 bytes (xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK) and ERR_VERS exactly 28 bytes";
     let call = ctx.null();
-    let mut buf = [0u8; 28];
-    let n = HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode(&mut buf).expect("28");
-    let got = ctx.call(&buf[..n]);
+    let got = ctx.call(&HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode_to_vec());
     if let Received::Message(f) = &got {
         if f.len() != 20 {
             return Err(Verdict::fail(want, format!("ERR_CHUNK reply of {} bytes: {}", f.len(), got.describe())));

@@ -7,6 +7,7 @@ use std::time::{Duration, Instant};
 use rpcrdma_codec::check::Role;
 use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::v1::field;
+use rpcrdma_codec::xdr::Encode;
 
 use rpcrdma_peers::proto::Call;
 use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
@@ -115,11 +116,9 @@ impl<'c> Ctx<'c> {
 
     /// Our private data with our sizes and the given R bit (RFC 8797 4).
     pub fn private_data(&self, remote_invalidation: bool) -> Vec<u8> {
-        let pd = PrivateData::new(self.options.send_size, self.options.receive_size, remote_invalidation)
-            .expect("our sizes are at least 1024");
-        let mut b = [0u8; 8];
-        pd.encode_into(&mut b).expect("8 bytes");
-        b.to_vec()
+        PrivateData::new(self.options.send_size, self.options.receive_size, remote_invalidation)
+            .expect("our sizes are at least 1024")
+            .encode_to_vec()
     }
 
     /// Connects with our default private data (our sizes, R set) and posts receives for the

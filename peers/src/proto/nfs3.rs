@@ -4,7 +4,7 @@
 //! judge its replies. READ and READLINK results are DDP-eligible (write chunks), WRITE data is
 //! DDP-eligible (read chunks), READDIR replies grow past any inline threshold (reply chunk).
 
-use rpcrdma_codec::xdr::{Reader, Writer};
+use rpcrdma_codec::xdr::{round_up4, Reader, Writer};
 
 pub const NFS_PROGRAM: u32 = 100003;
 pub const NFS_V3: u32 = 3;
@@ -67,23 +67,28 @@ pub const FILE_BIG: &str = "big";
 pub const FILE_SCRATCH: &str = "scratch";
 pub const DIR_MANY: &str = "dir";
 
-fn encode(f: impl FnOnce(&mut Writer<'_>) -> Result<(), rpcrdma_codec::EncodeError>) -> Vec<u8> {
-    let mut buf = vec![0u8; 8192];
+/// Arguments of exactly `len` bytes, written by `f`.
+fn encode(len: usize, f: impl FnOnce(&mut Writer<'_>) -> Result<(), rpcrdma_codec::EncodeError>) -> Vec<u8> {
+    let mut buf = vec![0u8; len];
     let mut w = Writer::new(&mut buf);
-    f(&mut w).expect("NFS arguments fit 8 KiB");
-    let n = w.len();
-    buf.truncate(n);
+    f(&mut w).expect("the arguments' length is computed exactly");
+    assert_eq!(w.len(), len, "the arguments' length is computed exactly");
     buf
+}
+
+/// The XDR length of a variable-length opaque (RFC 4506 4.10): a length word, the bytes, the pad.
+fn opaque_len(bytes: &[u8]) -> usize {
+    4 + round_up4(bytes.len())
 }
 
 /// GETATTR3args: the object's handle.
 pub fn getattr_args(fh: &[u8]) -> Vec<u8> {
-    encode(|w| w.opaque(fh))
+    encode(opaque_len(fh), |w| w.opaque(fh))
 }
 
 /// LOOKUP3args: diropargs3 { dir, name }.
 pub fn lookup_args(dir: &[u8], name: &str) -> Vec<u8> {
-    encode(|w| {
+    encode(opaque_len(dir) + opaque_len(name.as_bytes()), |w| {
         w.opaque(dir)?;
         w.opaque(name.as_bytes())
     })
@@ -91,7 +96,7 @@ pub fn lookup_args(dir: &[u8], name: &str) -> Vec<u8> {
 
 /// READ3args { file, offset, count }.
 pub fn read_args(fh: &[u8], offset: u64, count: u32) -> Vec<u8> {
-    encode(|w| {
+    encode(opaque_len(fh) + 8 + 4, |w| {
         w.opaque(fh)?;
         w.u64(offset)?;
         w.u32(count)
@@ -102,7 +107,7 @@ pub fn read_args(fh: &[u8], offset: u64, count: u32) -> Vec<u8> {
 /// (bytes up to and including the data length word, the data). The data is what a requester
 /// moves into a read chunk at the split position (RFC 8267 3.2, RFC 8166 3.4.4.1).
 pub fn write_args_split(fh: &[u8], offset: u64, data: &[u8]) -> Vec<u8> {
-    encode(|w| {
+    encode(opaque_len(fh) + 8 + 4 + 4 + 4, |w| {
         w.opaque(fh)?;
         w.u64(offset)?;
         w.u32(data.len() as u32)?;
@@ -113,7 +118,7 @@ pub fn write_args_split(fh: &[u8], offset: u64, data: &[u8]) -> Vec<u8> {
 
 /// READDIR3args { dir, cookie, cookieverf, count }.
 pub fn readdir_args(dir: &[u8], cookie: u64, verf: [u8; 8], count: u32) -> Vec<u8> {
-    encode(|w| {
+    encode(opaque_len(dir) + 8 + 8 + 4, |w| {
         w.opaque(dir)?;
         w.u64(cookie)?;
         w.bytes(&verf)?;

@@ -4,7 +4,7 @@
 use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::rpc::{AuthFlavor, CallHeader, OpaqueAuth};
 use rpcrdma_codec::v1::HeaderBuilder;
-use rpcrdma_codec::xdr::Writer;
+use rpcrdma_codec::xdr::Encode;
 
 use super::nfs3::{NFSPROC3_NULL, NFS_PROGRAM, NFS_V3};
 
@@ -52,10 +52,8 @@ impl Call {
         if self.prog == NFS_PROGRAM && self.proc_ != NFSPROC3_NULL {
             header.cred = OpaqueAuth { flavor: AuthFlavor::AUTH_SYS, body: &AUTH_SYS_ROOT };
         }
-        let mut buf = vec![0u8; header.encoded_len() + self.args.len()];
-        let mut w = Writer::new(&mut buf);
-        header.encode(&mut w).expect("sized");
-        w.bytes(&self.args).expect("sized");
+        let mut buf = header.encode_to_vec();
+        buf.extend_from_slice(&self.args);
         buf
     }
 
@@ -75,15 +73,7 @@ impl Call {
         if let Some(r) = &self.reply {
             b = b.reply_chunk(r);
         }
-        let segments = self.reads.len()
-            + self.writes.iter().map(Vec::len).sum::<usize>()
-            + self.reply.as_ref().map_or(0, Vec::len);
-        // Fixed fields, three list discriminators and terminators, a count per chunk, and at
-        // most 24 bytes per segment (a read segment: position + handle, length, offset).
-        let mut buf = vec![0u8; 16 + 12 + 4 * (self.writes.len() + 3) + 24 * segments];
-        let n = b.encode(&mut buf).expect("sized");
-        buf.truncate(n);
-        buf
+        b.encode_to_vec()
     }
 
     /// RDMA_MSG: header, then the RPC call inline.

@@ -4,17 +4,19 @@
 
 use std::time::Instant;
 
-use rpcrdma_codec::chunk::{ChunkLists, Segment, WriteChunk};
+use rpcrdma_codec::chunk::{ChunkLists, Segment, WriteChunk, SEGMENT_LEN};
 use rpcrdma_codec::reassembly::{reassemble_call, write_placements};
 use rpcrdma_codec::rpc::{AcceptStat, CallHeader, Rejected, ReplyHeader, RpcHeader, RpcMessage, RPC_VERSION};
 use rpcrdma_codec::v1::HeaderBuilder;
 use rpcrdma_codec::xdr::{pad4, Writer};
 
+use rpcrdma_codec::xdr::Encode;
+
 use super::{v2, Faults, Framing, Session, Stop};
 use crate::ulp::{UlpOutcome, UlpResults};
 
 impl Session<'_> {
-    /// Writes a reply's transport header in `framing` into `out`; its length.
+    /// A reply's transport header in `framing`.
     #[allow(clippy::too_many_arguments)]
     fn reply_header(
         &self,
@@ -25,17 +27,16 @@ impl Session<'_> {
         writes: &[&[Segment]],
         reply: Option<&[Segment]>,
         payload_len: usize,
-        out: &mut [u8],
-    ) -> Result<usize, Stop> {
+    ) -> Vec<u8> {
         if framing != Framing::V1 && !self.config.faults.v2_reply_v1 {
-            return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len, out);
+            return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len);
         }
         let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
         b = b.write_list(writes);
         if let Some(r) = reply {
             b = b.reply_chunk(r);
         }
-        b.encode(out).map_err(Stop::from)
+        b.encode_to_vec()
     }
 
     /// Pulls read chunks, runs the call, and sends the reply.
@@ -150,11 +151,7 @@ impl Session<'_> {
         }
         // The inline payload: RPC reply header, then the results (the DDP item removed when
         // it went through a write chunk).
-        let mut payload = vec![0u8; 64 + results.head.len()];
-        let mut w = Writer::new(&mut payload);
-        rpc_header.encode(&mut w)?;
-        let n = w.len();
-        payload.truncate(n);
+        let mut payload = rpc_header.encode_to_vec();
         payload.extend_from_slice(&results.head);
         if let Some(d) = &ddp_inline {
             payload.extend_from_slice(d);
@@ -164,25 +161,11 @@ impl Session<'_> {
 
         let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
         let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
-        let header_len = {
-            let segs: usize =
-                write_refs.iter().map(|c| c.len()).sum::<usize>() + reply_offered.as_ref().map_or(0, |s| s.len());
-            let mut scratch = vec![0u8; 64 + 8 * write_refs.len() + 16 * segs];
-            self.reply_header(
-                framing,
-                false,
-                xid,
-                0,
-                &write_refs,
-                reply_offered.as_deref(),
-                payload.len(),
-                &mut scratch,
-            )?
-        };
+        let header_len =
+            self.reply_header(framing, false, xid, 0, &write_refs, reply_offered.as_deref(), payload.len()).len();
         let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
         let invalidate = self.invalidate_key(chunks);
 
-        let mut out = vec![0u8; header_len + payload.len() + 64];
         if fits_inline || reply_offered.is_none() {
             if !fits_inline && !faults.ignore_reply_chunk {
                 // Too long for inline and no reply chunk: nothing can carry the reply.
@@ -194,17 +177,8 @@ impl Session<'_> {
             } else {
                 reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
             };
-            let hl = self.reply_header(
-                framing,
-                false,
-                xid,
-                self.grant(),
-                &write_refs,
-                zeroed.as_deref(),
-                payload.len(),
-                &mut out,
-            )?;
-            out.truncate(hl);
+            let mut out =
+                self.reply_header(framing, false, xid, self.grant(), &write_refs, zeroed.as_deref(), payload.len());
             out.extend_from_slice(&payload);
             return self.send(&out, invalidate);
         }
@@ -217,15 +191,14 @@ impl Session<'_> {
             return self.call_error(xid, framing);
         }
         let rc_bytes = {
-            let mut b = vec![0u8; 4 + 16 * offered.len()];
+            let mut b = vec![0u8; 4 + SEGMENT_LEN * offered.len()];
             let mut w = Writer::new(&mut b);
             rpcrdma_codec::chunk::ChunkWriter::counted_segments(&mut w, &offered)?;
             b
         };
         let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes))?;
         self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
-        let hl = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0, &mut out)?;
-        out.truncate(hl);
+        let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
         self.send(&out, invalidate)
     }
 

@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::private_data::{self, PrivateData};
 use rpcrdma_codec::v1::{Body, FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
+use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::{DecodeError, EncodeError, Profile};
 
 pub use faults::Faults;
@@ -341,21 +342,18 @@ impl<'a> Session<'a> {
         let xid = if faults.err_vers_wrong_xid { f.xid ^ 1 } else { f.xid };
         let high = if self.config.version_two && !faults.v2_err_vers_v1_only { 2 } else { 1 };
         let (low, high) = if faults.err_vers_bad_range { (high + 1, 1) } else { (1, high) };
-        let mut buf = [0u8; 28];
-        let n = HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode(&mut buf).expect("28 bytes");
-        self.send(&buf[..n], None)
+        self.send(&HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode_to_vec(), None)
     }
 
     fn send_err_chunk(&mut self, xid: u32) -> Result<(), Stop> {
         if self.config.faults.no_err_chunk {
             return Ok(());
         }
-        let mut buf = [0u8; 24];
-        let mut n = HeaderBuilder::err_chunk(xid, self.grant()).encode(&mut buf).expect("20 bytes");
+        let mut msg = HeaderBuilder::err_chunk(xid, self.grant()).encode_to_vec();
         if self.config.faults.err_chunk_trailing {
-            n += 4;
+            msg.extend_from_slice(&[0; 4]);
         }
-        self.send(&buf[..n], None)
+        self.send(&msg, None)
     }
 
     /// Handles one received message; Err means the connection is unusable.

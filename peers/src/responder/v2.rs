@@ -17,6 +17,8 @@ use rpcrdma_codec::v2::{Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Messa
 use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
 use rpcrdma_codec::xdr::Array;
 
+use rpcrdma_codec::xdr::Encode;
+
 use super::{Framing, Session, Stop};
 
 /// Per-connection Version Two state.
@@ -113,7 +115,7 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
     s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
 }
 
-/// Writes a Version Two reply header (RDMA2_MSG / RDMA2_NOMSG, or ROPT_XMTRESP).
+/// A Version Two reply header (RDMA2_MSG / RDMA2_NOMSG, or ROPT_XMTRESP).
 #[allow(clippy::too_many_arguments)]
 pub(crate) fn reply_header(
     s: &Session<'_>,
@@ -124,29 +126,26 @@ pub(crate) fn reply_header(
     writes: &[&[Segment]],
     reply: Option<&[Segment]>,
     payload_len: usize,
-    out: &mut [u8],
-) -> Result<usize, Stop> {
+) -> Vec<u8> {
     let dir = if s.config.faults.v2_wrong_direction { MsgType::CALL } else { MsgType::REPLY };
     if framing == Framing::V2Xmt && reply.is_none() && writes.is_empty() {
         // rtrext-03 9.3: one transmission holding the whole payload stream.
         let op = rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count: 1, pslen: payload_len as u32 });
         let opttype = OpKind::XmtResp.opttype(profile().rtrext_opttypes);
-        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode(out).map_err(Stop::from);
+        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode_to_vec();
     }
     let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit, dir) } else { HeaderBuilder::msg(xid, credit, dir) };
     b = b.write_list(writes);
     if let Some(r) = reply {
         b = b.reply_chunk(r);
     }
-    b.encode(out).map_err(Stop::from)
+    b.encode_to_vec()
 }
 
 /// RDMA2_ERROR with `body` (-01 numbering), echoing rdma_xid and rdma_vers 2.
 pub(crate) fn send_error(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), Stop> {
     let e = ErrorInfo::new(body, p_numbering()).ok_or(Stop::Unsupported("an error code this numbering lacks"))?;
-    let mut buf = [0u8; 32];
-    let n = HeaderBuilder::error(xid, s.grant(), e).encode(&mut buf)?;
-    s.send(&buf[..n], None)
+    s.send(&HeaderBuilder::error(xid, s.grant(), e).encode_to_vec(), None)
 }
 
 fn p_numbering() -> rpcrdma_codec::profile::V2ErrorNumbering {
@@ -168,9 +167,7 @@ fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(),
         OptInfo::Rtr(op) => op.kind().opttype(profile().rtrext_opttypes),
         OptInfo::Raw(_) => return Err(Stop::Unsupported("an optional operation of unknown opttype")),
     };
-    let mut buf = vec![0u8; 64 + info.data_len()];
-    let n = HeaderBuilder::optional(xid, s.grant(), MsgType::REPLY, opttype, info).encode(&mut buf)?;
-    s.send(&buf[..n], None)
+    s.send(&HeaderBuilder::optional(xid, s.grant(), MsgType::REPLY, opttype, info).encode_to_vec(), None)
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -3,7 +3,7 @@
 //! equally refuse it with PROG_UNAVAIL.
 
 use rpcrdma_codec::ccp::{ConfigRdmaReply, ConfigRdmaReq, CONF_RDMA, VERSION};
-use rpcrdma_codec::xdr::{Reader, Writer};
+use rpcrdma_codec::xdr::{Encode, Reader};
 
 use super::{UlpOutcome, UlpResults, UpperLayer};
 
@@ -44,10 +44,7 @@ impl UpperLayer for CcpServer {
                     align: self.align,
                     maxrdmaread: req.maxrdmaread.min(self.maxrdmaread),
                 };
-                let mut buf = [0u8; 12];
-                let mut w = Writer::new(&mut buf);
-                reply.encode(&mut w).expect("12 bytes");
-                UlpOutcome::Success(UlpResults::plain(buf.to_vec()))
+                UlpOutcome::Success(UlpResults::plain(reply.encode_to_vec()))
             }
             _ => UlpOutcome::ProcUnavail,
         }

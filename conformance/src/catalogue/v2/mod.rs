@@ -15,6 +15,7 @@ mod xcharext;
 
 use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
+use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::Profile;
 
 use rpcrdma_peers::proto::Call;
@@ -64,10 +65,7 @@ fn null_rpc(xid: u32) -> Vec<u8> {
 
 /// Encodes a Version Two message.
 fn build(b: HeaderBuilder<'_>) -> Vec<u8> {
-    let mut buf = vec![0u8; 65536];
-    let n = b.encode(&mut buf).expect("fits in 64 KiB");
-    buf.truncate(n);
-    buf
+    b.encode_to_vec()
 }
 
 /// A Version Two NULL call: RDMA2_MSG, rdma_direction CALL, no chunks.
