@@ -246,12 +246,11 @@ pub fn workload(
     faults: &RequesterFaults,
 ) -> Result<(), WorkloadError> {
     let mut pd = PrivateData::new(options.send_size, options.receive_size, true)
-        .map_err(|_| WorkloadError { step: "connect", failure: Failure::Settings })?
-        .encode_to_vec();
+        .map_err(|_| WorkloadError { step: "connect", failure: Failure::Settings })?;
     if faults.bad_private_data {
-        pd[4] = 2; // the version octet (RFC 8797 4)
+        pd = pd.with_version(2);
     }
-    let mut s = Session { connector, options, conn: None, private_data: pd.to_vec(), next_xid: 0x5000_0000 };
+    let mut s = Session { connector, options, conn: None, private_data: pd.encode_to_vec(), next_xid: 0x5000_0000 };
     s.connect()?;
 
     // NULL, and learn the grant.
