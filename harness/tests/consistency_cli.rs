@@ -305,6 +305,19 @@ fn dash_means_standard_output() {
     assert!(!d.join("-").exists());
     let out = harness().current_dir(&d).args(["run", "--json", "-", "--junit", "-"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // Character devices work as report destinations too.
+    let out = harness()
+        .args(["run", "rfc8166/4.2.4/null-call", "--json", "/dev/null", "--junit", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = harness().args(["run", "rfc8166/4.2.4/null-call", "--json", "/dev/full"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--json /dev/full"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

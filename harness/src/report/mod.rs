@@ -6,7 +6,7 @@ pub mod junit;
 pub mod pcap;
 pub mod text;
 
-use std::io::{Seek, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rpcrdma_conformance::engine::CheckResult;
@@ -141,11 +141,12 @@ fn open_sink(option: &'static str, path: &Path) -> Result<Sink, String> {
     if path.is_dir() {
         return Err(format!("{option} {}: is a directory", path.display()));
     }
-    // Opened without truncating: an existing report is replaced only when the new one is written.
+    // Truncated now: a run that is aborted (a second signal) leaves an empty file, never a
+    // stale report from an earlier run that could pass for this one's.
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(false)
+        .truncate(true)
         .open(path)
         .map_err(|e| format!("{option} {}: {e}", path.display()))?;
     Ok(Sink::File { option, path: path.to_path_buf(), file })
@@ -190,11 +191,8 @@ fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
             true
         }
         Sink::File { option, path, file } => {
-            let r = file
-                .set_len(0)
-                .and_then(|()| file.rewind())
-                .and_then(|()| file.write_all(bytes))
-                .and_then(|()| file.flush());
+            // Truncated when opened, and not written since.
+            let r = file.write_all(bytes).and_then(|()| file.flush());
             match r {
                 Ok(()) => true,
                 Err(e) => {
