@@ -197,6 +197,22 @@ fn profile_typos_are_refused_with_the_entry_named() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+#[test]
+fn the_shipped_profiles_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/profiles");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            n += 1;
+            let out =
+                harness().args(["run", "rfc8166/4.2.4/null-call", "--quiet", "--expect"]).arg(&p).output().unwrap();
+            assert_ne!(out.status.code(), Some(2), "{}: {}", p.display(), String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    assert!(n > 0);
+}
+
 /// The attributes the Jenkins xunit (JUnit) schema allows on `testsuites`.
 const TESTSUITES_ATTRIBUTES: [&str; 6] = ["name", "time", "tests", "failures", "disabled", "errors"];
 
