@@ -292,6 +292,7 @@ fn report_paths_are_checked_before_any_check_runs() {
         (vec!["--junit".into(), d.join("nodir/r.xml").display().to_string()], "--junit"),
         (vec!["--pcap".into(), afile.display().to_string()], "--pcap"),
         (vec!["--json".into(), d.display().to_string()], "--json"),
+        (vec!["--json".into(), "same".into(), "--junit".into(), "same".into()], "--junit"),
     ];
     for (extra, option) in cases {
         let started = std::time::Instant::now();

@@ -163,6 +163,13 @@ impl Outputs {
         if self.json.as_deref().is_some_and(is_dash) && self.junit.as_deref().is_some_and(is_dash) {
             return Err("--json - and --junit -: only one report can go to standard output".into());
         }
+        if let (Some(j), Some(x)) = (&self.json, &self.junit) {
+            // The same regular file (or a new one) twice; a device such as /dev/null is fine.
+            let device = std::fs::metadata(j).is_ok_and(|m| !m.is_file());
+            if j == x && !device {
+                return Err(format!("--json and --junit both name {}: one would overwrite the other", j.display()));
+            }
+        }
         let mut p = Prepared::default();
         if let Some(path) = &self.pcap {
             if is_dash(path) {
