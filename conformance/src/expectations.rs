@@ -24,12 +24,14 @@ pub struct Expectations {
 
 impl Expectations {
     /// Parses a profile:
-    /// `{"peer": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`.
+    /// `{"peer": "...", "description": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`
+    /// (`description` optional). Any other key is refused: a misspelt key would otherwise be
+    /// ignored silently.
     pub fn from_json(text: &str) -> Result<Expectations, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let top = v.as_object().ok_or("not a JSON object")?;
-        if let Some(k) = top.keys().find(|k| !["peer", "divergences"].contains(&k.as_str())) {
-            return Err(format!("unknown key {k:?} (known: \"peer\", \"divergences\")"));
+        if let Some(k) = top.keys().find(|k| !["peer", "description", "divergences"].contains(&k.as_str())) {
+            return Err(format!("unknown key {k:?} (known: \"peer\", \"description\", \"divergences\")"));
         }
         let peer = v["peer"].as_str().ok_or("missing \"peer\"")?.to_string();
         let list = v["divergences"].as_array().ok_or("missing \"divergences\" array")?;

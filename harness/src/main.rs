@@ -6,7 +6,8 @@ use clap::{CommandFactory, Parser, Subcommand};
 
 /// RPC-over-RDMA conformance toolkit.
 #[derive(Debug, Parser)]
-#[command(name = "rpcrdma-harness", version, about, long_about = None)]
+#[command(name = "rpcrdma-harness", about, long_about = None)]
+#[command(version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RPCRDMA_HARNESS_REVISION"), ")"))]
 #[command(after_help = "Exit status: 0 all as expected, 1 a check failed, 2 usage or environment error, \
 3 peer unreachable, 130/143 interrupted by SIGINT/SIGTERM.")]
 struct Cli {

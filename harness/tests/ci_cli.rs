@@ -131,5 +131,11 @@ fn reports_carry_the_command_line_selection_profile_and_revision() {
         Some(h) => assert_eq!(rev, h),
         None => assert_eq!(rev, "unknown"),
     }
+    // --version says it too, for bug reports.
+    let out = harness().arg("--version").output().unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        format!("rpcrdma-harness {} ({rev})", env!("CARGO_PKG_VERSION"))
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }

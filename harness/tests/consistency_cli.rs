@@ -197,6 +197,22 @@ fn profile_typos_are_refused_with_the_entry_named() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+#[test]
+fn the_shipped_profiles_load() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../conformance/profiles");
+    let mut n = 0;
+    for e in std::fs::read_dir(&dir).unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|x| x == "json") {
+            n += 1;
+            let out =
+                harness().args(["run", "rfc8166/4.2.4/null-call", "--quiet", "--expect"]).arg(&p).output().unwrap();
+            assert_ne!(out.status.code(), Some(2), "{}: {}", p.display(), String::from_utf8_lossy(&out.stderr));
+        }
+    }
+    assert!(n > 0);
+}
+
 /// The attributes the Jenkins xunit (JUnit) schema allows on `testsuites`.
 const TESTSUITES_ATTRIBUTES: [&str; 6] = ["name", "time", "tests", "failures", "disabled", "errors"];
 
@@ -276,6 +292,7 @@ fn report_paths_are_checked_before_any_check_runs() {
         (vec!["--junit".into(), d.join("nodir/r.xml").display().to_string()], "--junit"),
         (vec!["--pcap".into(), afile.display().to_string()], "--pcap"),
         (vec!["--json".into(), d.display().to_string()], "--json"),
+        (vec!["--json".into(), "same".into(), "--junit".into(), "same".into()], "--junit"),
     ];
     for (extra, option) in cases {
         let started = std::time::Instant::now();
@@ -305,6 +322,19 @@ fn dash_means_standard_output() {
     assert!(!d.join("-").exists());
     let out = harness().current_dir(&d).args(["run", "--json", "-", "--junit", "-"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
+    // Character devices work as report destinations too.
+    let out = harness()
+        .args(["run", "rfc8166/4.2.4/null-call", "--json", "/dev/null", "--junit", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = harness().args(["run", "rfc8166/4.2.4/null-call", "--json", "/dev/full"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--json /dev/full"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     std::fs::remove_dir_all(&d).unwrap();
 }
 

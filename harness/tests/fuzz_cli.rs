@@ -63,7 +63,7 @@ const FAST: [&str; 6] = [
     "rfc8166/3.5.3/position-zero-long-call",
 ];
 const JUNK: [&str; 14] =
-    ["", "-", "--", "x", "é", "\u{7f}", "--nope", "-z", "💥", "0", "a/b/c", "rfc8166/", "/", "--="];
+    ["", "-", "--", "x", "é", "\u{7f}", "--nope", "-z", "💥", "0", "a/b/c", "rfc9999/", "/", "--="];
 /// Values for the run's --timeout: none valid and long, so no check waits long.
 const RUN_SECS: [&str; 12] = ["0", "-1", "0.5", "2", "nan", "inf", "1e20", "1.8e19", "", "x", "0.001", "3601"];
 const SERVE_SECS: [&str; 11] = ["0", "-1", "0.2", "nan", "inf", "-inf", "1e300", "604801", "", "x", "1e-300"];

@@ -84,9 +84,13 @@ fn sigterm_stops_run_with_exit_143_and_the_report() {
 fn a_second_sigint_aborts() {
     // A peer that never answers a bad version: the check waits its whole 60 s timeout, so
     // the first signal cannot end the run soon, and the second must.
+    let d = tmp("abort");
+    let json = d.join("r.json");
+    std::fs::write(&json, r#"{"stale": "a report from an earlier run"}"#).unwrap();
     let started = std::time::Instant::now();
     let mut child = Command::new(common::bin())
-        .args(["run", "rfc8166/4.5.1/vers-mismatch", "--fault", "ignore-bad-version", "--timeout", "60"])
+        .args(["run", "rfc8166/4.5.1/vers-mismatch", "--fault", "ignore-bad-version", "--timeout", "60", "--json"])
+        .arg(&json)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -112,6 +116,9 @@ fn a_second_sigint_aborts() {
     let mut text = String::new();
     let _ = std::io::Read::read_to_string(&mut out, &mut text);
     assert!(!text.contains(" passed, "), "aborted before the closing line: {text}");
+    // No report, and no earlier report left to pass for this run's.
+    assert!(!std::fs::read_to_string(&json).unwrap().contains("stale"));
+    std::fs::remove_dir_all(&d).unwrap();
 }
 
 #[test]

@@ -6,7 +6,7 @@ pub mod junit;
 pub mod pcap;
 pub mod text;
 
-use std::io::{Seek, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use rpcrdma_conformance::engine::CheckResult;
@@ -141,11 +141,12 @@ fn open_sink(option: &'static str, path: &Path) -> Result<Sink, String> {
     if path.is_dir() {
         return Err(format!("{option} {}: is a directory", path.display()));
     }
-    // Opened without truncating: an existing report is replaced only when the new one is written.
+    // Truncated now: a run that is aborted (a second signal) leaves an empty file, never a
+    // stale report from an earlier run that could pass for this one's.
     let file = std::fs::OpenOptions::new()
         .write(true)
         .create(true)
-        .truncate(false)
+        .truncate(true)
         .open(path)
         .map_err(|e| format!("{option} {}: {e}", path.display()))?;
     Ok(Sink::File { option, path: path.to_path_buf(), file })
@@ -161,6 +162,13 @@ impl Outputs {
     pub fn prepare(&self) -> Result<Prepared, String> {
         if self.json.as_deref().is_some_and(is_dash) && self.junit.as_deref().is_some_and(is_dash) {
             return Err("--json - and --junit -: only one report can go to standard output".into());
+        }
+        if let (Some(j), Some(x)) = (&self.json, &self.junit) {
+            // The same regular file (or a new one) twice; a device such as /dev/null is fine.
+            let device = std::fs::metadata(j).is_ok_and(|m| !m.is_file());
+            if j == x && !device {
+                return Err(format!("--json and --junit both name {}: one would overwrite the other", j.display()));
+            }
         }
         let mut p = Prepared::default();
         if let Some(path) = &self.pcap {
@@ -190,11 +198,8 @@ fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
             true
         }
         Sink::File { option, path, file } => {
-            let r = file
-                .set_len(0)
-                .and_then(|()| file.rewind())
-                .and_then(|()| file.write_all(bytes))
-                .and_then(|()| file.flush());
+            // Truncated when opened, and not written since.
+            let r = file.write_all(bytes).and_then(|()| file.flush());
             match r {
                 Ok(()) => true,
                 Err(e) => {
