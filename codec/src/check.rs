@@ -203,6 +203,19 @@ pub fn check(msg: &Message<'_>, role: Role, mut report: impl FnMut(Violation)) {
 fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report: &mut impl FnMut(Violation)) {
     // Offsets of each read entry's position word: the list starts at byte 16.
     const ENTRY_OFFSET: usize = 16 + 4;
+    // No list, or a list of one segment (one chunk: nothing to split or overlap), in one step.
+    if reads.len() <= 1 {
+        let Some(pos) = reads.first_position() else { return };
+        if pos % 4 != 0 {
+            report(Violation::at(&rules::POSITION_ALIGNMENT, pos as u64, ENTRY_OFFSET));
+        }
+        if pos == 0 && is_msg {
+            report(Violation::at(&rules::POSITION_ZERO_IN_MSG, 0, ENTRY_OFFSET));
+        } else if is_msg && pos as u64 > inline_len as u64 {
+            report(Violation { value: Some(pos as u64), ..Violation::new(&rules::POSITION_BEYOND_PAYLOAD) });
+        }
+        return;
+    }
     for (i, s) in reads.segments().enumerate() {
         if s.position % 4 != 0 {
             report(Violation::at(&rules::POSITION_ALIGNMENT, s.position as u64, ENTRY_OFFSET + i * 24));
@@ -243,18 +256,54 @@ fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report
     }
 }
 
+/// One stored violation, packed (24 bytes instead of the 40 of a [`Violation`]): a
+/// [`Violations`] is returned by value, so its size is what a caller pays to receive it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+struct Slot {
+    rule: Option<&'static Rule>,
+    value: u64,
+    /// The byte offset; offsets past `u32::MAX - 1` are stored as `u32::MAX - 1`.
+    offset: u32,
+    /// Bit 0: `value` is present; bit 1: `offset` is present.
+    has: u8,
+}
+
+impl Slot {
+    const EMPTY: Slot = Slot { rule: None, value: 0, offset: 0, has: 0 };
+
+    #[inline]
+    fn pack(v: Violation) -> Slot {
+        Slot {
+            rule: Some(v.rule),
+            value: v.value.unwrap_or(0),
+            offset: v.offset.map_or(0, |o| o.min(u32::MAX as usize - 1) as u32),
+            has: v.value.is_some() as u8 | (v.offset.is_some() as u8) << 1,
+        }
+    }
+
+    #[inline]
+    fn unpack(&self) -> Option<Violation> {
+        Some(Violation {
+            rule: self.rule?,
+            value: (self.has & 1 != 0).then_some(self.value),
+            offset: (self.has & 2 != 0).then_some(self.offset as usize),
+        })
+    }
+}
+
 /// Up to [`Violations::CAPACITY`] violations, collected without allocating.
 #[derive(Debug, Clone, Copy)]
 pub struct Violations {
-    items: [Option<Violation>; Violations::CAPACITY],
-    len: usize,
+    items: [Slot; Violations::CAPACITY],
+    len: u32,
     /// Violations that did not fit.
     pub overflow: usize,
 }
 
 impl Default for Violations {
+    #[inline]
     fn default() -> Self {
-        Violations { items: [None; Self::CAPACITY], len: 0, overflow: 0 }
+        Violations { items: [Slot::EMPTY; Self::CAPACITY], len: 0, overflow: 0 }
     }
 }
 
@@ -262,6 +311,7 @@ impl Violations {
     pub const CAPACITY: usize = 16;
 
     /// Runs [`check`] and collects what it reports.
+    #[inline]
     pub fn of(msg: &Message<'_>, role: Role) -> Violations {
         let mut v = Violations::default();
         check(msg, role, |x| v.push(x));
@@ -270,8 +320,8 @@ impl Violations {
 
     /// Adds a violation (counted in `overflow` past the capacity).
     pub fn push(&mut self, v: Violation) {
-        if self.len < Self::CAPACITY {
-            self.items[self.len] = Some(v);
+        if (self.len as usize) < Self::CAPACITY {
+            self.items[self.len as usize] = Slot::pack(v);
             self.len += 1;
         } else {
             self.overflow += 1;
@@ -284,15 +334,16 @@ impl Violations {
     }
 
     pub fn len(&self) -> usize {
-        self.len
+        self.len as usize
     }
 
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = &Violation> {
-        self.items[..self.len].iter().flatten()
+    /// The violations in the order they were reported (by value: they are stored packed).
+    pub fn iter(&self) -> impl Iterator<Item = Violation> + '_ {
+        self.items[..self.len as usize].iter().filter_map(Slot::unpack)
     }
 
     /// Whether a rule with this ID was reported.

@@ -45,10 +45,16 @@ impl Segment {
     #[inline]
     pub fn to_bytes(&self) -> [u8; SEGMENT_LEN] {
         let mut b = [0u8; SEGMENT_LEN];
+        self.write_to(&mut b);
+        b
+    }
+
+    /// Writes the 16 bytes of the segment in place.
+    #[inline(always)]
+    pub fn write_to(&self, b: &mut [u8; SEGMENT_LEN]) {
         b[0..4].copy_from_slice(&self.handle.to_be_bytes());
         b[4..8].copy_from_slice(&self.length.to_be_bytes());
         b[8..16].copy_from_slice(&self.offset.to_be_bytes());
-        b
     }
 }
 
@@ -102,6 +108,13 @@ impl<'a> ReadList<'a> {
 
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
+    }
+
+    /// The first entry's position, without decoding the rest of it.
+    #[inline]
+    pub(crate) fn first_position(&self) -> Option<u32> {
+        let e = self.entries.get(..8)?;
+        Some(u32::from_be_bytes([e[4], e[5], e[6], e[7]]))
     }
 
     /// The read segments in list order.
@@ -388,25 +401,69 @@ impl<'a> ChunkLists<'a> {
 /// A cursor writing into a buffer the caller has already sized: the fast path of encoding.
 /// Each write returns None instead of an error; the caller then runs the precise `Writer`
 /// path, which reports how many bytes were needed.
+/// The unwritten part shrinks with each write: one length comparison per write.
 #[derive(Debug)]
 pub(crate) struct Put<'b> {
-    pub(crate) out: &'b mut [u8],
-    pub(crate) pos: usize,
+    rest: &'b mut [u8],
+    len: usize,
 }
 
-impl Put<'_> {
+impl<'b> Put<'b> {
+    #[inline(always)]
+    pub(crate) fn new(out: &'b mut [u8]) -> Self {
+        Put { len: out.len(), rest: out }
+    }
+
+    /// Bytes written so far.
+    #[inline(always)]
+    pub(crate) fn pos(&self) -> usize {
+        self.len - self.rest.len()
+    }
+
+    /// Writes a fixed-size piece (built in registers by the caller).
+    #[inline(always)]
+    pub(crate) fn array<const N: usize>(&mut self, b: [u8; N]) -> Option<()> {
+        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
+        *head = b;
+        self.rest = tail;
+        Some(())
+    }
+
+    /// Fills the next `N` bytes in place with `f`.
+    #[inline(always)]
+    pub(crate) fn with<const N: usize>(&mut self, f: impl FnOnce(&mut [u8; N])) -> Option<()> {
+        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
+        f(head);
+        self.rest = tail;
+        Some(())
+    }
+
     #[inline(always)]
     pub(crate) fn bytes(&mut self, b: &[u8]) -> Option<()> {
-        let end = self.pos + b.len();
-        self.out.get_mut(self.pos..end)?.copy_from_slice(b);
-        self.pos = end;
+        if self.rest.len() < b.len() {
+            return None;
+        }
+        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut(b.len());
+        head.copy_from_slice(b);
+        self.rest = tail;
         Some(())
     }
 
     #[inline(always)]
     pub(crate) fn u32(&mut self, v: u32) -> Option<()> {
-        self.bytes(&v.to_be_bytes())
+        self.array(v.to_be_bytes())
     }
+}
+
+/// Big-endian words as one array (one write for several fixed fields).
+#[inline(always)]
+pub(crate) fn be_words<const W: usize, const N: usize>(words: [u32; W]) -> [u8; N] {
+    const { assert!(N == 4 * W) };
+    let mut b = [0u8; N];
+    for (i, w) in words.iter().enumerate() {
+        b[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
+    }
+    b
 }
 
 impl ChunkLists<'_> {
@@ -416,14 +473,12 @@ impl ChunkLists<'_> {
         p.bytes(self.reads.entries)?;
         p.u32(0)?;
         p.bytes(self.writes.entries)?;
-        p.u32(0)?;
         match &self.reply {
             Some(c) => {
-                p.u32(1)?;
-                p.u32(c.segment_count() as u32)?;
+                p.array::<12>(be_words([0, 1, c.segment_count() as u32]))?;
                 p.bytes(c.segments)
             }
-            None => p.u32(0),
+            None => p.array::<8>(be_words([0, 0])),
         }
     }
 }

@@ -292,6 +292,21 @@ pub enum Lookup {
 /// before the eighth octet ("the size of the content does not overrun the length of the
 /// buffer"); the error is `truncated` naming the first missing octet.
 pub fn find(buf: &[u8], profile: &Profile) -> Result<Lookup, DecodeError> {
+    // The common case under either locating rule: version 1 data at offset 0 (a first
+    // occurrence by definition), read as two words.
+    if let Some(b) = buf.first_chunk::<LEN>() {
+        let [i0, i1, i2, i3, version, flags, send_size_code, receive_size_code] = *b;
+        if [i0, i1, i2, i3] == IDENTIFIER_BYTES && version == VERSION {
+            let data = PrivateData {
+                version,
+                reserved: flags & RESERVED_MASK,
+                remote_invalidation: flags & R_FLAG != 0,
+                send_size_code,
+                receive_size_code,
+            };
+            return Ok(Lookup::Found { at: 0, data });
+        }
+    }
     let Some(at) = locate(buf, profile.private_data_locate) else {
         return Ok(Lookup::Absent);
     };

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use crate::chunk::{ChunkLists, ChunkWriter, Put, ReadSegment, Segment};
+use crate::chunk::{be_words, ChunkLists, ChunkWriter, Put, ReadSegment, Segment};
 use crate::error::{DecodeError, EncodeError, ErrorKind};
 use crate::profile::{ErrorArm, Profile};
 use crate::xdr::{wire_enum, Reader, Writer};
@@ -327,15 +327,10 @@ impl<'a> Header<'a> {
     #[inline]
     fn put(&self, buf: &mut [u8]) -> Option<usize> {
         let (Body::Msg(chunks) | Body::NoMsg(chunks)) = &self.body else { return None };
-        let mut p = Put { out: buf, pos: 0 };
-        let fixed = p.out.get_mut(..field::BODY)?;
-        fixed[0..4].copy_from_slice(&self.xid.to_be_bytes());
-        fixed[4..8].copy_from_slice(&self.vers.to_be_bytes());
-        fixed[8..12].copy_from_slice(&self.credit.to_be_bytes());
-        fixed[12..16].copy_from_slice(&self.body.proc_().0.to_be_bytes());
-        p.pos = field::BODY;
+        let mut p = Put::new(buf);
+        p.array::<{ field::BODY }>(be_words([self.xid, self.vers, self.credit, self.body.proc_().0]))?;
         chunks.put(&mut p)?;
-        Some(p.pos)
+        Some(p.pos())
     }
 }
 
@@ -561,41 +556,39 @@ impl<'s> HeaderBuilder<'s> {
     /// None leaves the rest (and the error) to [`HeaderBuilder::write`].
     #[inline]
     fn put(&self, buf: &mut [u8]) -> Option<usize> {
-        if self.shape != Shape::Lists || self.raw_body.is_some() {
+        if !matches!(self.shape, Shape::Lists) || self.raw_body.is_some() {
             return None;
         }
-        let mut p = Put { out: buf, pos: 0 };
-        for v in [self.xid, self.vers, self.credit, self.proc_] {
-            p.u32(v)?;
-        }
+        let mut p = Put::new(buf);
+        p.array::<{ field::BODY }>(be_words([self.xid, self.vers, self.credit, self.proc_]))?;
         for s in self.reads {
-            // One copy per entry: "1 P HLOO".
-            let mut e = [0u8; crate::chunk::READ_ENTRY_LEN];
-            e[3] = 1;
-            e[4..8].copy_from_slice(&s.position.to_be_bytes());
-            e[8..].copy_from_slice(&s.target.to_bytes());
-            p.bytes(&e)?;
+            // One write per entry, in place: "1 P HLOO".
+            p.with::<{ crate::chunk::READ_ENTRY_LEN }>(|e| {
+                e[0..4].copy_from_slice(&1u32.to_be_bytes());
+                e[4..8].copy_from_slice(&s.position.to_be_bytes());
+                let (_, seg) = e.split_last_chunk_mut::<{ crate::chunk::SEGMENT_LEN }>().expect("24 > 16");
+                s.target.write_to(seg);
+            })?;
         }
+        // The read list's end, then each write chunk "1 N", its segments.
         p.u32(0)?;
         for chunk in self.writes {
-            p.u32(1)?;
-            p.u32(chunk.len() as u32)?;
+            p.array::<8>(be_words([1, chunk.len() as u32]))?;
             for s in *chunk {
-                p.bytes(&s.to_bytes())?;
+                p.with(|b| s.write_to(b))?;
             }
         }
-        p.u32(0)?;
+        // The write list's end and the reply chunk's discriminator (and count).
         match self.reply {
-            None => p.u32(0)?,
+            None => p.array::<8>(be_words([0, 0]))?,
             Some(segs) => {
-                p.u32(1)?;
-                p.u32(segs.len() as u32)?;
+                p.array::<12>(be_words([0, 1, segs.len() as u32]))?;
                 for s in segs {
-                    p.bytes(&s.to_bytes())?;
+                    p.with(|b| s.write_to(b))?;
                 }
             }
         }
-        Some(p.pos)
+        Some(p.pos())
     }
 }
 
