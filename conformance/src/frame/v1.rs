@@ -92,7 +92,7 @@ impl Header {
     /// Decodes the header; with it, the range of an RDMA_MSG's inline payload.
     pub fn decode(bytes: &[u8], profile: &Profile, role: Role) -> Result<(Header, Option<Range<usize>>), DecodeError> {
         let m = Message::decode(bytes, profile)?;
-        let violations = Violations::of(&m, role).iter().copied().collect();
+        let violations = Violations::of(&m, role).iter().collect();
         let payload = m.payload_offset..bytes.len();
         let body = match m.header.body {
             v1::Body::Msg(c) => Body::Msg { chunks: Chunks::of(&c), payload: payload.clone() },
