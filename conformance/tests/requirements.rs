@@ -378,7 +378,7 @@ const KNOWN_MISCITED: &[&str] = &[
     // "... to ERR_CHUNK." ends where the sentence goes on ("; Requesters MUST ...").
     "rfc8166/4.6.1/msgp-refused",
     // The XDR-error sentence is in 4.5.2, not 4.2.4.
-    "rfc8166/4.2.4/msg-without-payload",
+    "rfc8166/4.5.2/msg-without-payload",
     // The quote drops the list bullets' words ("; and") and joins them as one sentence.
     "rfc8166/4.5/error-reply-form",
     // Quotes lowercase 4.3.1 text and a 4.2.4 sentence cut short.
@@ -394,12 +394,12 @@ const KNOWN_MISCITED: &[&str] = &[
     // Quotes the requester's MUST of 4.3.3 under a 3.5.3 ID.
     "rfc8166/3.5.3/long-reply-via-reply-chunk",
     // The MUST is in 4.5.4.
-    "rfc8166/4.5.3/reply-chunk-too-small",
+    "rfc8166/4.5.4/reply-chunk-too-small",
     // Lowercase 3.2 text (not normative under RFC 8174) under a section 4 ID and MUST NOT.
-    "rfc8797/4/no-invalidate-without-r",
-    "rfc8797/4/invalidate-request-rkey",
+    "rfc8797/4.1/no-invalidate-without-r",
+    "rfc8797/4.1/invalidate-request-rkey",
     // Quotes 3.1 under a 4.2 ID, lowercase "must" for MUST.
-    "rfc8797/4.2/receive-size-honoured",
+    "rfc8797/3.1/receive-size-honoured",
     // Lowercase "must" (RFC 8174: not normative) for MUST.
     "rfc8797/3.1/requester-inline-threshold",
     // The OPTIONAL sentence is in section 6, not 6.2.
@@ -520,7 +520,7 @@ const PROPOSED_FIXES: &[Fix] = &[
         quote: "When receiving an RDMA_MSGP procedure, Responders SHOULD reply with an RDMA_ERROR procedure, setting the rdma_err field to ERR_CHUNK; Requesters MUST silently discard the message.",
     },
     Fix {
-        check: "rfc8166/4.2.4/msg-without-payload",
+        check: "rfc8166/4.5.2/msg-without-payload",
         id: "rfc8166/4.5.2/msg-without-payload",
         key_word: "MUST",
         quote: "If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK. ... (4.2.4) The Payload stream then follows, beginning with its XID field.",
@@ -592,26 +592,26 @@ const PROPOSED_FIXES: &[Fix] = &[
         quote: "If a Reply chunk was provided and the reduced Payload stream is larger than the reply inline threshold, the Responder MUST use the Requester-provided Reply chunk for the reply.",
     },
     Fix {
-        check: "rfc8166/4.5.3/reply-chunk-too-small",
-        id: "rfc8166/4.5.3/reply-chunk-too-small",
+        check: "rfc8166/4.5.4/reply-chunk-too-small",
+        id: "rfc8166/4.5.4/reply-chunk-too-small",
         key_word: "MUST",
         quote: "If the Requester-provided Reply chunk is too small to accommodate a large RPC Reply message, a Remote Access Error occurs. ... the Responder should send an RDMA_ERROR reply with an rdma_err value of ERR_CHUNK to indicate that no RPC-level reply is possible for that XID. ... (3.5.3) If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself.",
     },
     Fix {
-        check: "rfc8797/4/no-invalidate-without-r",
+        check: "rfc8797/4.1/no-invalidate-without-r",
         id: "rfc8797/4.1/no-invalidate-without-r",
         key_word: "MUST",
         quote: "When either peer on a connection clears this flag, the responder MUST use only RDMA Send when transmitting RPC Replies.",
     },
     Fix {
-        check: "rfc8797/4/invalidate-request-rkey",
+        check: "rfc8797/4.1/invalidate-request-rkey",
         id: "rfc8797/4.1/invalidate-request-rkey",
         key_word: "MUST",
         quote: "When both connection peers have set this bit flag in their CM Private Data, the responder MAY use RDMA Send with Invalidate operations when transmitting RPC Replies. Each RDMA Send with Invalidate MUST invalidate an STag associated only with the Transaction ID (XID) in the rdma_xid field of the RPC-over-RDMA Transport Header it carries. When either peer on a connection clears this flag, the responder MUST use only RDMA Send when transmitting RPC Replies.",
     },
     Fix {
-        check: "rfc8797/4.2/receive-size-honoured",
-        id: "rfc8797/4.2/receive-size-honoured",
+        check: "rfc8797/3.1/receive-size-honoured",
+        id: "rfc8797/3.1/receive-size-honoured",
         key_word: "MUST",
         quote: "The server uses the smaller of its own send size and the client's reported receive size as the server-to-client inline threshold. ... (RFC 8166 3.5.3) If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself.",
     },

@@ -42,9 +42,9 @@ pub static CHECKS: [Check; 1] = [
     Check {
         info: CheckInfo {
             id: "rfc5666/6.2/conf-rdma",
-            requirement: "Use of the Connection Configuration Protocol by an upper layer is OPTIONAL. ... Version 1 of the Connection Configuration Protocol consists of a single procedure that allows the client to inform the server of its connection requirements and the server to return connection information to the client.",
-            key_word: KeyWord::Optional,
-            acceptable: "SUCCESS with exactly a config_rdma_reply, or PROG_UNAVAIL (RFC 8166 A.1 deleted CCP as never implemented)",
+            requirement: "Version 1 of the Connection Configuration Protocol consists of a single procedure that allows the client to inform the server of its connection requirements and the server to return connection information to the client. ... The server MAY return a maxcall_sendsize value that is smaller or larger than the client's request.",
+            key_word: KeyWord::May,
+            acceptable: "SUCCESS with exactly a config_rdma_reply, or PROG_UNAVAIL (RFC 5666 6: use of CCP is OPTIONAL; RFC 8166 A.1 deleted CCP as never implemented)",
             rationale: "A peer that half-implements CCP would misconfigure RFC 5666-era requesters.",
             groups: &["ccp"],
             broken_by: &[("ccp-empty-reply", Outcome::Fail)],

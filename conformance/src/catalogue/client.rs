@@ -357,7 +357,7 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/3.1/requester-inline-threshold",
-            requirement: "To convey an RPC message larger than the receiver's inline threshold without risking receive failure, a sender must use explicit RDMA data transfer operations.",
+            requirement: "To convey an RPC message larger than the receiver's inline threshold without risking receive failure, a sender must use explicit RDMA data transfer operations, which are more expensive than an RDMA Send.",
             key_word: KeyWord::Must,
             acceptable: "no receive failure at the responder",
             rationale: "An oversized Send fails the connection.",

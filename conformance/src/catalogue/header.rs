@@ -3,6 +3,7 @@
 //! 4.5, 4.6).
 
 use rpcrdma_codec::check::KeyWord;
+use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::v1::HeaderBuilder;
 use rpcrdma_codec::xdr::Encode;
 
@@ -137,7 +138,7 @@ fn msg_without_payload(ctx: &mut Ctx) -> Judged {
 
 fn error_reply_form(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
-    let want = "ERR_CHUNK exactly 20 bytes (xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK) and ERR_VERS exactly 28 bytes";
+    let want = "ERR_CHUNK exactly 20 bytes (xid, vers 1, credit, RDMA_ERROR, ERR_CHUNK) and ERR_VERS exactly 28 bytes echoing the request's rdma_vers";
     let call = ctx.null();
     let got = ctx.call(&HeaderBuilder::msg(call.xid, call.credit).raw_proc(5).encode_to_vec());
     if let Received::Message(f) = &got {
@@ -153,11 +154,32 @@ fn error_reply_form(ctx: &mut Ctx) -> Judged {
             return Err(Verdict::fail(want, format!("ERR_VERS reply of {} bytes", f.len())));
         }
     }
-    expect::err_vers(&got, call.xid, 9).or_fail(want)?;
-    Ok(Verdict::pass(want, "ERR_CHUNK 20 bytes, ERR_VERS 28 bytes"))
+    let e = expect::err_vers(&got, call.xid, 9).or_fail(want)?;
+    if e.lax {
+        // RFC 5666 4.2 let the responder put a version it supports in rdma_vers; RFC 8166 4.5
+        // says the failing request's version.
+        let got = format!("ERR_CHUNK 20 bytes, ERR_VERS 28 bytes, but rdma_vers {} instead of the request's 9", e.vers);
+        return Ok(Verdict::lax(want, got));
+    }
+    Ok(Verdict::pass(want, "ERR_CHUNK 20 bytes, ERR_VERS 28 bytes echoing rdma_vers 9"))
 }
 
-pub static CHECKS: [Check; 16] = [
+fn reply_version_one(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
+    let want = "the reply to a NULL call with rdma_vers 1";
+    let call = ctx.null();
+    let got = ctx.call(&call.msg());
+    let f = expect::message(&got).or_fail(want)?;
+    match f.fixed() {
+        Some(x) if x.xid == call.xid && x.vers == 1 => {}
+        Some(x) if x.xid == call.xid => return Err(Verdict::fail(want, format!("rdma_vers {} in the reply", x.vers))),
+        _ => return Err(Verdict::fail(want, got.describe())),
+    }
+    expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    Ok(Verdict::pass(want, "rdma_vers 1"))
+}
+
+pub static CHECKS: [Check; 17] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/4.2.4/null-call",
@@ -166,7 +188,7 @@ pub static CHECKS: [Check; 16] = [
             acceptable: "an RDMA_MSG reply echoing the XID with accept_stat SUCCESS and a non-zero credit grant",
             rationale: "The sanity baseline: a NULL call with no chunks must round-trip before anything else means anything.",
             groups: &["header", "sanity"],
-            broken_by: &[("zero-credit", Outcome::Fail)],
+            broken_by: &[("zero-credit", Outcome::Fail), ("reply-wrong-version", Outcome::Fail)],
         },
         run: null_call,
     },
@@ -178,19 +200,24 @@ pub static CHECKS: [Check; 16] = [
             acceptable: "ERR_VERS echoing the rdma_xid and rdma_vers, with low <= 1 <= high (rdma_vers 1 instead of the echo is RFC 5666 behaviour: pass-lax)",
             rationale: "Version negotiation is how Version Two requesters fall back to Version One.",
             groups: &["header", "errors"],
-            broken_by: &[("err-vers-wrong-xid", Outcome::Fail), ("err-vers-bad-range", Outcome::Fail), ("ignore-bad-version", Outcome::Fail)],
+            broken_by: &[
+                ("err-vers-wrong-xid", Outcome::Fail),
+                ("err-vers-bad-range", Outcome::Fail),
+                ("ignore-bad-version", Outcome::Fail),
+                ("err-vers-no-echo", Outcome::PassLax),
+            ],
         },
         run: vers_mismatch,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/4.5.1/vers-zero",
-            requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support ... it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS.",
+            requirement: "When a Responder detects an RPC-over-RDMA header version that it does not support ... it MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_VERS, also providing the low and high inclusive version numbers it does, in fact, support.",
             key_word: KeyWord::Must,
-            acceptable: "ERR_VERS echoing the rdma_xid, with a range containing 1",
+            acceptable: "ERR_VERS echoing the rdma_xid, with a range containing 1 (rdma_vers 1 instead of the echoed 0 is RFC 5666 behaviour: pass-lax)",
             rationale: "Version zero is the most likely corrupted value; it must not be mistaken for version one.",
             groups: &["header", "errors"],
-            broken_by: &[("ignore-bad-version", Outcome::Fail)],
+            broken_by: &[("ignore-bad-version", Outcome::Fail), ("err-vers-no-echo", Outcome::PassLax)],
         },
         run: vers_zero,
     },
@@ -221,7 +248,7 @@ pub static CHECKS: [Check; 16] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/4.6.1/msgp-refused",
-            requirement: "When receiving an RDMA_MSGP procedure, Responders SHOULD reply with an RDMA_ERROR procedure, setting the rdma_err field to ERR_CHUNK.",
+            requirement: "When receiving an RDMA_MSGP procedure, Responders SHOULD reply with an RDMA_ERROR procedure, setting the rdma_err field to ERR_CHUNK",
             key_word: KeyWord::Should,
             acceptable: "ERR_CHUNK (silence is pass-lax)",
             rationale: "RDMA_MSGP was never interoperable; RFC 8166 retired it.",
@@ -328,11 +355,11 @@ pub static CHECKS: [Check; 16] = [
     },
     Check {
         info: CheckInfo {
-            id: "rfc8166/4.2.4/msg-without-payload",
-            requirement: "The Payload stream then follows, beginning with its XID field. ... If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            id: "rfc8166/4.5.2/msg-without-payload",
+            requirement: "A receiver might encounter an XDR parsing error that prevents it from processing the incoming Transport stream. ... If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
-            rationale: "An RDMA_MSG with nothing after the chunk lists has no RPC message to process.",
+            rationale: "An RDMA_MSG with nothing after the chunk lists has no RPC message to process (RFC 8166 4.2.4: the Payload stream follows, beginning with its XID field).",
             groups: &["header", "errors"],
             broken_by: &[("no-err-chunk", Outcome::Fail)],
         },
@@ -341,13 +368,25 @@ pub static CHECKS: [Check; 16] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/4.5/error-reply-form",
-            requirement: "To form an RDMA_ERROR procedure: The rdma_xid field MUST contain the same XID that was in the rdma_xid field in the failing request; The rdma_vers field MUST contain the same version that was in the rdma_vers field in the failing request; The rdma_proc field MUST contain the value RDMA_ERROR.",
+            requirement: "To form an RDMA_ERROR procedure: o The rdma_xid field MUST contain the same XID that was in the rdma_xid field in the failing request; o The rdma_vers field MUST contain the same version that was in the rdma_vers field in the failing request; o The rdma_proc field MUST contain the value RDMA_ERROR; and",
             key_word: KeyWord::Must,
-            acceptable: "ERR_CHUNK of exactly 20 bytes and ERR_VERS of exactly 28 bytes, each echoing xid and version",
+            acceptable: "ERR_CHUNK of exactly 20 bytes and ERR_VERS of exactly 28 bytes, each echoing xid and version (ERR_VERS with rdma_vers 1 instead of the echo is RFC 5666 behaviour: pass-lax)",
             rationale: "Trailing bytes after an error body are undecodable under RFC 8166's union (no default arm).",
             groups: &["header", "errors"],
-            broken_by: &[("err-chunk-trailing", Outcome::Fail)],
+            broken_by: &[("err-chunk-trailing", Outcome::Fail), ("err-vers-no-echo", Outcome::PassLax)],
         },
         run: error_reply_form,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/4.2.2/reply-version-one",
+            requirement: "For RPC-over-RDMA version 1, this field MUST contain the value one (1).",
+            key_word: KeyWord::Must,
+            acceptable: "an RDMA_MSG reply to a Version One NULL call with rdma_vers 1",
+            rationale: "A requester that checks rdma_vers discards a reply with any other value, and the RPC never completes.",
+            groups: &["header"],
+            broken_by: &[("reply-wrong-version", Outcome::Fail)],
+        },
+        run: reply_version_one,
     },
 ];

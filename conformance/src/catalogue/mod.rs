@@ -5,6 +5,7 @@ pub mod ccp;
 pub mod client;
 pub mod credits;
 pub mod header;
+pub mod inline;
 pub mod private_data;
 pub mod read_chunks;
 pub mod reply_chunk;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<&'static Check> {
     v.extend(read_chunks::CHECKS.iter());
     v.extend(write_chunks::CHECKS.iter());
     v.extend(reply_chunk::CHECKS.iter());
+    v.extend(inline::CHECKS.iter());
     v.extend(private_data::CHECKS.iter());
     v.extend(ccp::CHECKS.iter());
     v.extend(v2::CHECKS.iter());

@@ -5,7 +5,7 @@ use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE, ROOT_FH};
 use rpcrdma_peers::transport::{Access, Region, RemoteOp};
 
 use super::{lookup, start};
@@ -193,7 +193,101 @@ fn read_chunk_split(ctx: &mut Ctx) -> Judged {
     })
 }
 
-pub static CHECKS: [Check; 9] = [
+fn ddp_ineligible_argument(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
+    // LOOKUP of "five" in the root with the name's bytes reduced into a read chunk: a file
+    // name is not DDP-eligible (RFC 8267 4: only WRITE data and the SYMLINK pathname are).
+    let name = nfs3::FILE_FIVE.as_bytes();
+    let full = nfs3::lookup_args(&ROOT_FH, nfs3::FILE_FIVE);
+    assert_eq!(name.len() % 4, 0, "a name without XDR pad");
+    let mut call = ctx.nfs3(NFSPROC3_LOOKUP, full[..full.len() - name.len()].to_vec());
+    let src = ctx.source(name);
+    call.reads = vec![ReadSegment { position: call.end_position(), target: src.segment() }];
+    let want = "the call not processed: RDMA_ERROR ERR_CHUNK or accept_stat GARBAGE_ARGS (RFC 8166 4.5.2)";
+    let got = ctx.call(&call.msg());
+    if expect::err_chunk(&got, call.xid).is_ok() {
+        return Ok(Verdict::pass(want, "ERR_CHUNK"));
+    }
+    match expect::rpc_accepted(&got, call.xid, AcceptStat::GarbageArgs) {
+        Ok(_) => Ok(Verdict::pass(want, "GARBAGE_ARGS")),
+        Err(m) => Err(Verdict::fail(want, format!("{m}: the call with a reduced file name was processed or lost"))),
+    }
+}
+
+fn read_chunk_length_mismatch(ctx: &mut Ctx) -> Judged {
+    start(ctx)?;
+    let fh = lookup(ctx, nfs3::FILE_SCRATCH)?;
+    // WRITE arguments that encode a 16-byte data item, with a read chunk of only 5 bytes:
+    // the reassembled arguments end 8 bytes into the item.
+    let data = [0x5au8; 5];
+    let mut call = ctx.nfs3(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &[0x5a; 16]));
+    let src = ctx.source(&data);
+    call.reads = vec![ReadSegment { position: call.end_position(), target: src.segment() }];
+    let want = "an RDMA_MSG reply with accept_stat GARBAGE_ARGS (SHOULD; ERR_CHUNK is pass-lax)";
+    let got = ctx.call(&call.msg());
+    if expect::rpc_accepted(&got, call.xid, AcceptStat::GarbageArgs)
+        .is_ok_and(|(_, h)| matches!(h.body, Body::Msg { .. }))
+    {
+        return Ok(Verdict::pass(want, "GARBAGE_ARGS"));
+    }
+    if expect::err_chunk(&got, call.xid).is_ok() {
+        return Ok(Verdict::lax(want, "ERR_CHUNK: a transport error for arguments the upper layer cannot parse"));
+    }
+    Err(Verdict::fail(want, got.describe()))
+}
+
+fn reply_read_list_empty(ctx: &mut Ctx) -> Judged {
+    let want = "the reply to a WRITE whose data came in a read chunk has an empty read list";
+    let (xid, got) = write_via_read_chunk(ctx, &[&[0x31, 0x32, 0x33, 0x34, 0x35, 0x36, 0x37, 0x38]])?;
+    let (_, h) = expect::rpc_accepted(&got, xid, AcceptStat::Success).or_fail(want)?;
+    match h.body.chunks() {
+        Some(c) if c.reads.is_empty() => Ok(Verdict::pass(want, "empty read list")),
+        Some(c) => Err(Verdict::fail(want, format!("a read list of {} segments in the reply", c.reads.len()))),
+        None => Err(Verdict::fail(want, h.body.describe())),
+    }
+}
+
+fn read_chunk_with_roundup(ctx: &mut Ctx) -> Judged {
+    let want = "WRITE3 count 5 for each of two WRITEs whose 5-byte data chunk includes the 3-byte XDR pad (in the final segment, then as a segment of its own), the file reading back as the 5 bytes";
+    let data = [0x61u8, 0x62, 0x63, 0x64, 0x65];
+    // The pad in the final segment: one 8-byte segment, then a 5-byte segment and a 3-byte one.
+    let padded = [&data[..], &[0, 0, 0]].concat();
+    for parts in [vec![&padded[..]], vec![&data[..], &[0u8, 0, 0][..]]] {
+        let (xid, got) = write_via_read_chunk_encoded(ctx, &parts, data.len())?;
+        let (f, _) = expect::rpc_accepted(&got, xid, AcceptStat::Success).or_fail(want)?;
+        match expect::results(f).ok().and_then(nfs3::write_result) {
+            Some((0, 5)) => {}
+            other => {
+                return Err(Verdict::fail(
+                    want,
+                    format!(
+                        "WRITE3 result {other:?} for chunk segments {:?}",
+                        parts.iter().map(|p| p.len()).collect::<Vec<_>>()
+                    ),
+                ))
+            }
+        }
+        read_back(ctx, want, &data)?;
+    }
+    Ok(Verdict::pass(want, "count 5 both ways, the file reads back as the 5 bytes"))
+}
+
+/// A WRITE to `scratch` of `encoded` bytes whose data (and whatever else is in `parts`)
+/// travels in one read chunk made of `parts`; the reply.
+fn write_via_read_chunk_encoded(ctx: &mut Ctx, parts: &[&[u8]], encoded: usize) -> Result<(u32, Received), Verdict> {
+    ctx.ensure_connected().or_fail("a connection")?;
+    let fh = lookup(ctx, nfs3::FILE_SCRATCH)?;
+    let data: Vec<u8> = parts.concat();
+    let mut call = ctx.nfs3(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &data[..encoded]));
+    let position = call.end_position();
+    for p in parts {
+        let r = ctx.source(p);
+        call.reads.push(ReadSegment { position, target: r.segment() });
+    }
+    Ok((call.xid, ctx.call(&call.msg())))
+}
+
+pub static CHECKS: [Check; 13] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5.2/read-chunk-odd-length",
@@ -209,7 +303,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.5.3/position-zero-long-call",
-            requirement: "A Requester may transmit the Payload stream of an RPC Call message using a Position Zero Read chunk ... Though any of these MAY be marked as not present, one MUST be present.",
+            requirement: "To send a Long Call message, the Requester provides a special Read chunk that contains the RPC Call message's Payload stream. Every RDMA read segment in this chunk MUST contain zero in its Position field. ... Requesters MAY use a Long Message at any time to convey an RPC Call message.",
             key_word: KeyWord::Must,
             acceptable: "the call pulled with RDMA Read and answered",
             rationale: "Long calls (large NFSv4 COMPOUNDs) travel this way.",
@@ -221,7 +315,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/position-zero-gathered",
-            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order ... All RDMA read segments belonging to the same Read chunk have the same value in their Position field. The value in this field MUST be a multiple of four.",
+            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order ... All RDMA read segments belonging to the same Read chunk have the same value in their Position field. ... The value in this field MUST be a multiple of four.",
             key_word: KeyWord::Must,
             acceptable: "the call gathered from three segments and answered",
             rationale: "Requesters with fragmented memory send multi-segment chunks.",
@@ -233,7 +327,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/multi-segment-read-chunk",
-            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order, into the received Payload stream at the Position value recorded in that RDMA segment. ... All RDMA read segments belonging to the same Read chunk have the same value in their Position field. The value in this field MUST be a multiple of four.",
+            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order, into the received Payload stream at the Position value recorded in that RDMA segment. ... All RDMA read segments belonging to the same Read chunk have the same value in their Position field. ... The value in this field MUST be a multiple of four.",
             key_word: KeyWord::Must,
             acceptable: "WRITE3 count 10 and the file reads back as the two segments concatenated",
             rationale: "A responder that pulls only the first segment silently truncates data.",
@@ -245,7 +339,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.5.3/position-zero-with-data-chunk",
-            requirement: "A Requester may transmit the Payload stream of an RPC Call message using a Position Zero Read chunk ... Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream.",
+            requirement: "If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself. ... To send a Long Call message, the Requester provides a special Read chunk that contains the RPC Call message's Payload stream.",
             key_word: KeyWord::Must,
             acceptable: "WRITE3 count 7 and the file reads back as written",
             rationale: "Large NFS WRITEs with long headers use a position-zero chunk and a data chunk together.",
@@ -281,7 +375,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/read-chunks-overlap",
-            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order, into the received Payload stream at the Position value recorded in that RDMA segment. The value in this field MUST be a multiple of four.",
+            requirement: "The Responder reconstructs the transferred chunk data by concatenating the contents of each RDMA segment, in list order, into the received Payload stream at the Position value recorded in that RDMA segment. ... The value in this field MUST be a multiple of four.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
             rationale: "Overlapping chunks have no consistent reassembly.",
@@ -293,7 +387,7 @@ pub static CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/read-chunk-split",
-            requirement: "The Responder inserts the first RDMA segment in a Read chunk into the Payload stream at the byte offset indicated by its Position field. RDMA segments whose Position field value match this offset are concatenated afterwards, until there are no more RDMA segments at that Position value. The value in this field MUST be a multiple of four.",
+            requirement: "Put another way, the Responder inserts the first RDMA segment in a Read chunk into the Payload stream at the byte offset indicated by its Position field. RDMA segments whose Position field value match this offset are concatenated afterwards, until there are no more RDMA segments at that Position value. ... The value in this field MUST be a multiple of four.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
             rationale: "Segments of one chunk interleaved with another chunk have no defined reassembly.",
@@ -301,5 +395,53 @@ pub static CHECKS: [Check; 9] = [
             broken_by: &[("lenient-read-list", Outcome::Fail)],
         },
         run: read_chunk_split,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/6.1/ddp-ineligible-argument",
+            requirement: "In general, a DDP-eligibility violation occurs when: o A Requester reduces a non-DDP-eligible argument data item. The Responder MUST NOT process this RPC Call message and MUST report the violation as described in Section 4.5.2.",
+            key_word: KeyWord::MustNot,
+            acceptable: "ERR_CHUNK or GARBAGE_ARGS for a LOOKUP whose file name travels in a read chunk; a LOOKUP result fails",
+            rationale: "A responder that reassembles any chunk anywhere accepts requesters that break the upper-layer binding (RFC 8267), and lets them steer its RDMA Reads into arbitrary arguments.",
+            groups: &["chunks", "read-chunks", "errors", "ddp"],
+            broken_by: &[("process-ineligible-chunks", Outcome::Fail)],
+        },
+        run: ddp_ineligible_argument,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/4.5.2/read-chunk-length-mismatch",
+            requirement: "When a Responder receives a valid RPC-over-RDMA header but the Responder's ULP implementation cannot parse the RPC arguments in the RPC Call message, the Responder SHOULD return an RPC Reply message with status GARBAGE_ARGS, using an RDMA_MSG procedure. This type of parsing failure might be due to mismatches between chunk sizes or offsets and the contents of the Payload stream, for example.",
+            key_word: KeyWord::Should,
+            acceptable: "GARBAGE_ARGS in an RDMA_MSG reply; ERR_CHUNK is pass-lax; processing the WRITE or no answer fails",
+            rationale: "A WRITE whose encoded length exceeds its read chunk must not be completed with bytes that were never sent.",
+            groups: &["chunks", "read-chunks", "errors"],
+            broken_by: &[("drop-garbage-args", Outcome::Fail)],
+        },
+        run: read_chunk_length_mismatch,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/4.3.1/reply-read-list-empty",
+            requirement: "Responders MUST leave the Read list empty in all replies.",
+            key_word: KeyWord::Must,
+            acceptable: "an empty read list in the reply to a call that had one",
+            rationale: "A requester may take read segments in a reply as a protocol error, or release memory twice.",
+            groups: &["chunks", "read-chunks"],
+            broken_by: &[("echo-read-list", Outcome::Fail)],
+        },
+        run: reply_read_list_empty,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.5.2/read-chunk-with-roundup",
+            requirement: "If the Requester chooses to include roundup padding in a Read chunk, the chunk's total length MUST be the sum of the encoded length of the data item and the length of the roundup padding. The length of the data item that was encoded into the Payload stream remains unchanged. The sender can increase the length of the chunk by adding another RDMA segment containing only the roundup padding, or it can do so by extending the final RDMA segment in the chunk.",
+            key_word: KeyWord::Must,
+            acceptable: "both WRITEs succeed with count 5 and the file holds the 5 data bytes, the pad not taken as data",
+            rationale: "Requesters may send the pad in the chunk (older Linux clients add a pad segment); a responder must take the item's length from the Payload stream.",
+            groups: &["chunks", "padding", "read-chunks"],
+            broken_by: &[("reject-read-pad-segment", Outcome::Fail)],
+        },
+        run: read_chunk_with_roundup,
     },
 ];

@@ -2,14 +2,16 @@
 //! and a chunk too small for the reply.
 
 use rpcrdma_codec::check::KeyWord;
+use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READDIR};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_READDIR};
 use rpcrdma_peers::proto::Call;
 use rpcrdma_peers::transport::{Access, Region};
 
 use super::{lookup, start};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
+use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
 use crate::frame::Rpc;
 
@@ -43,6 +45,12 @@ fn long_reply_via_reply_chunk(ctx: &mut Ctx) -> Judged {
                 .map_err(|e| format!("the reply chunk does not hold an RPC reply: {e}"))
                 .or_fail(want)?;
             expect::check_accepted(&reply, call.xid, AcceptStat::Success).or_fail(want)?;
+            if nfs3::readdir_result(&written[reply.body.clone()]).is_none() {
+                return Err(Verdict::fail(
+                    want,
+                    format!("the {len} bytes in the reply chunk are not a whole READDIR3res"),
+                ));
+            }
             Ok(Verdict::pass(want, format!("RDMA_NOMSG, {len} bytes through the reply chunk")))
         }
         Body::Msg { .. } if f.len() <= 1024 => Ok(Verdict::pass(want, "the reply fit inline in 1024 bytes")),
@@ -54,36 +62,176 @@ fn reply_chunk_for_small_reply(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let region = ctx.register(4096, Access::WRITE);
     let mut call = ctx.null();
-    call.reply = Some(vec![region.segment()]);
-    let want = "an inline RDMA_MSG reply (reply chunk absent or returned with zero length), or RDMA_NOMSG through the reply chunk";
+    // Two segments, so a copy that keeps only one, or reorders them, shows.
+    let offered = vec![region.sub_segment(0, 2048), region.sub_segment(2048, 2048)];
+    call.reply = Some(offered.clone());
+    let want = "the reply chunk copied into the reply's header, same segments (handles and offsets) in order: with zero lengths in an inline RDMA_MSG, or with the lengths written for RDMA_NOMSG";
     let got = ctx.call(&call.msg());
     let (_, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
     if let Some(x) = h.violations.first() {
         return Err(Verdict::fail(want, format!("the reply breaks {x}")));
     }
-    Ok(Verdict::pass(want, h.to_string()))
+    let chunks = h.body.chunks().ok_or("a reply without chunk lists").or_fail(want)?;
+    let Some(copy) = &chunks.reply else {
+        return Err(Verdict::fail(want, format!("{} without the reply chunk (MUST copy it)", h.body.describe())));
+    };
+    let same = |a: &[rpcrdma_codec::chunk::Segment]| {
+        a.len() == offered.len() && a.iter().zip(&offered).all(|(x, y)| x.handle == y.handle && x.offset == y.offset)
+    };
+    if !same(copy) {
+        return Err(Verdict::fail(want, format!("reply chunk returned as {copy:?}, offered {offered:?}")));
+    }
+    match &h.body {
+        Body::Msg { .. } if copy.iter().any(|s| s.length != 0) => {
+            Err(Verdict::fail(want, format!("an inline reply whose reply chunk claims lengths {copy:?}")))
+        }
+        Body::Msg { .. } => Ok(Verdict::pass(want, "inline RDMA_MSG, reply chunk copied with zero lengths")),
+        _ => Ok(Verdict::pass(want, format!("{}, reply chunk copied", h.body.describe()))),
+    }
 }
 
 fn reply_chunk_too_small(ctx: &mut Ctx) -> Judged {
-    let (call, _region, got) = long_readdir(ctx, 64)?;
-    let want = "ERR_CHUNK, or an RPC reply that fits our 1024-byte receive; never a Send larger than 1024 bytes";
+    let (call, region, got) = long_readdir(ctx, 64)?;
+    let want = "ERR_CHUNK, a complete RPC reply for the XID that fits (inline within 1024 bytes, or whole in the 64-byte reply chunk), or the connection closed; never a truncated reply, a Send over 1024 bytes, or silence on a live connection";
     match &got {
-        Received::Message(f) if f.len() <= 1024 => match expect::err_chunk(&got, call.xid) {
-            Ok(_) => Ok(Verdict::pass(want, "ERR_CHUNK")),
-            Err(_) => Ok(Verdict::pass(want, format!("a {}-byte reply: {}", f.len(), got.describe()))),
-        },
+        Received::Message(f) if f.len() <= 1024 => {
+            if expect::err_chunk(&got, call.xid).is_ok() {
+                return Ok(Verdict::pass(want, "ERR_CHUNK"));
+            }
+            let (_, h) = expect::reply_to(&got, call.xid).or_fail(want)?;
+            match &h.body {
+                // An inline reply (a shorter directory listing) is a reply: it must decode.
+                Body::Msg { .. } => {
+                    let rpc = expect::rpc(f).or_fail(want)?;
+                    let whole = match rpc.kind {
+                        RpcKind::Call { .. } => false,
+                        _ if rpc.xid != call.xid => false,
+                        RpcKind::Accepted(AcceptStat::Success) => {
+                            nfs3::readdir_result(f.slice(rpc.body.clone())).is_some()
+                        }
+                        _ => true,
+                    };
+                    if !whole {
+                        let got = format!("an inline message that is not a complete reply: {}", got.describe());
+                        return Err(Verdict::fail(want, got));
+                    }
+                    Ok(Verdict::pass(want, format!("a complete {}-byte inline reply: {}", f.len(), got.describe())))
+                }
+                Body::NoMsg { chunks } => {
+                    // Whatever was written into the 64-byte chunk must be the whole reply.
+                    let len = chunks.reply.as_ref().map_or(0, |rc| rc.iter().map(|s| s.length as usize).sum());
+                    let written = ctx.conn().read_local(&region).expect("own region");
+                    let whole = len <= written.len()
+                        && Rpc::decode(&written[..len], 0..len).is_ok_and(|r| {
+                            expect::check_accepted(&r, call.xid, AcceptStat::Success).is_ok()
+                                && nfs3::readdir_result(&written[r.body.clone()]).is_some()
+                        });
+                    if !whole {
+                        let got = format!("RDMA_NOMSG with {len} bytes in the reply chunk: not a complete RPC reply (a truncated reply, connection kept)");
+                        return Err(Verdict::fail(want, got));
+                    }
+                    Ok(Verdict::pass(want, format!("a complete {len}-byte reply in the reply chunk")))
+                }
+                other => Err(Verdict::fail(want, other.describe())),
+            }
+        }
         Received::Nothing(NoMessage::Disconnected) => {
-            Ok(Verdict::lax(want, "the peer closed the connection (RFC 8166 4.5.3 allows this for RDMA errors)"))
+            Ok(Verdict::pass(want, "the peer closed the connection (RFC 8166 4.5.4: no reply could be sent)"))
+        }
+        Received::Nothing(NoMessage::Silence) => {
+            if ctx.liveness() {
+                Err(Verdict::fail(want, "no reply and no error, and the connection still answers (MUST close it)"))
+            } else {
+                Ok(Verdict::pass(want, "no reply, then the connection was closed"))
+            }
         }
         other => Err(Verdict::fail(want, other.describe())),
     }
 }
 
-pub static CHECKS: [Check; 3] = [
+fn reply_chunk_segments(ctx: &mut Ctx) -> Judged {
+    // A reply of about 1.1 KiB into a reply chunk of three segments of 400, 400 and 4096
+    // bytes in two regions: filled 400, 400 and the rest, in order.
+    ctx.options.receive_size = 1024;
+    start(ctx)?;
+    let dir = lookup(ctx, nfs3::DIR_MANY)?;
+    let a = ctx.register(1024, Access::WRITE);
+    let b = ctx.register(4096, Access::WRITE);
+    let offered = vec![a.sub_segment(16, 400), a.sub_segment(512, 400), b.sub_segment(0, 4096)];
+    let mut call = ctx.nfs3(NFSPROC3_READDIR, nfs3::readdir_args(&dir, 0, [0; 8], 8192));
+    call.reply = Some(offered.clone());
+    let want = "RDMA_NOMSG with the reply chunk copied (3 segments, handles and offsets unchanged), filled 400, 400 and the rest in order, the segments together holding the whole READDIR reply";
+    let got = ctx.call(&call.msg());
+    let (_, h) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    let Body::NoMsg { chunks } = &h.body else {
+        return Err(Verdict::fail(want, format!("{} (the reply does not fit 1024 bytes inline)", h.body.describe())));
+    };
+    let rc = chunks.reply.as_ref().ok_or("RDMA_NOMSG without a reply chunk").or_fail(want)?;
+    let coordinates = |s: &[Segment]| s.iter().map(|x| (x.handle, x.offset)).collect::<Vec<_>>();
+    if coordinates(rc) != coordinates(&offered) {
+        return Err(Verdict::fail(want, format!("reply chunk returned as {rc:?}, offered {offered:?}")));
+    }
+    let lengths: Vec<u32> = rc.iter().map(|s| s.length).collect();
+    if lengths[0] != 400 || lengths[1] != 400 || lengths[2] == 0 || lengths[2] > 4096 {
+        return Err(Verdict::fail(want, format!("returned lengths {lengths:?}")));
+    }
+    let (ra, rb) = (ctx.conn().read_local(&a).expect("own region"), ctx.conn().read_local(&b).expect("own region"));
+    let whole = [&ra[16..416], &ra[512..912], &rb[..lengths[2] as usize]].concat();
+    let reply = Rpc::decode(&whole, 0..whole.len())
+        .map_err(|e| format!("the segments do not hold an RPC reply: {e}"))
+        .or_fail(want)?;
+    expect::check_accepted(&reply, call.xid, AcceptStat::Success).or_fail(want)?;
+    if nfs3::readdir_result(&whole[reply.body.clone()]).is_none() {
+        return Err(Verdict::fail(want, "the segments in order do not hold a whole READDIR3res"));
+    }
+    Ok(Verdict::pass(want, format!("lengths {lengths:?}, the whole reply across the segments in order")))
+}
+
+fn reply_chunk_roundup(ctx: &mut Ctx) -> Judged {
+    // A 1001-byte READ with no write chunk: the data item stays in the reply's payload, which
+    // is too long for our 1024-byte receive and goes through the reply chunk, pad and all.
+    ctx.options.receive_size = 1024;
+    start(ctx)?;
+    let fh = lookup(ctx, nfs3::FILE_BIG)?;
+    let region = ctx.register(4096, Access::WRITE);
+    let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 1001));
+    call.reply = Some(vec![region.segment()]);
+    let want = "RDMA_NOMSG whose reply chunk holds the READ reply with the 1001-byte data item padded to 1004 bytes (the chunk length a multiple of 4, the reply ending after the pad)";
+    let got = ctx.call(&call.msg());
+    let (_, h) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    let Body::NoMsg { chunks } = &h.body else {
+        return Err(Verdict::fail(want, format!("{} (the reply does not fit 1024 bytes inline)", h.body.describe())));
+    };
+    let len = chunks.reply.as_ref().map_or(0, |rc| rc.iter().map(|s| s.length as usize).sum::<usize>());
+    let written = ctx.conn().read_local(&region).expect("own region");
+    if len > written.len() {
+        return Err(Verdict::fail(want, format!("reply chunk returned with length {len}")));
+    }
+    let reply = Rpc::decode(&written[..len], 0..len)
+        .map_err(|e| format!("the reply chunk does not hold an RPC reply: {e}"))
+        .or_fail(want)?;
+    expect::check_accepted(&reply, call.xid, AcceptStat::Success).or_fail(want)?;
+    let results = &written[reply.body.clone()];
+    let rr = nfs3::read_result(results).ok_or("READ3 results do not decode").or_fail(want)?;
+    if rr.status != 0 || rr.data_len != 1001 {
+        return Err(Verdict::fail(want, format!("READ3 status {} data length {}", rr.status, rr.data_len)));
+    }
+    if results.get(rr.data_at..rr.data_at + 1001) != Some(&nfs3::file_contents(70000)[..1001]) {
+        return Err(Verdict::fail(want, "the READ data in the reply chunk is not the file's"));
+    }
+    let after = results.len() - rr.data_at;
+    if after != 1004 || len % 4 != 0 {
+        let got = format!("{after} bytes from the data item to the end of the {len}-byte reply (want 1001 + 3 pad)");
+        return Err(Verdict::fail(want, got));
+    }
+    Ok(Verdict::pass(want, format!("{len} bytes through the reply chunk, the data item padded to 1004")))
+}
+
+pub static CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.5.3/long-reply-via-reply-chunk",
-            requirement: "A Requester MUST provide a Reply chunk whenever the maximum possible size of the RPC Reply message's Transport and Payload streams is larger than the inline threshold for messages from Responder to Requester.",
+            requirement: "A Responder chooses which form of reply to use based on the chunks provided by the Requester. ... If a Reply chunk was provided and the reduced Payload stream is larger than the reply inline threshold, the Responder MUST use the Requester-provided Reply chunk for the reply.",
             key_word: KeyWord::Must,
             acceptable: "RDMA_NOMSG whose reply chunk holds the RPC reply, or an inline reply that fits 1024 bytes",
             rationale: "A responder that ignores the reply chunk overruns the requester's receive buffer.",
@@ -95,25 +243,53 @@ pub static CHECKS: [Check; 3] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/4.3.3/reply-chunk-for-small-reply",
-            requirement: "If the Transport stream and Payload stream together are smaller than the reply inline threshold, the Responder MAY return the RPC Reply message as a Short message rather than using the Requester-provided Reply chunk.",
-            key_word: KeyWord::May,
-            acceptable: "an inline reply with the reply chunk absent or zero-length, or the reply through the chunk",
-            rationale: "Requesters offer reply chunks whenever a reply might be long; most replies are short.",
+            requirement: "If the Transport stream and Payload stream together are smaller than the reply inline threshold, the Responder MAY return the RPC Reply message as a Short message rather than using the Requester-provided Reply chunk. When a Requester provides a Reply chunk in an RPC Call message, the Responder MUST copy that chunk into the Transport header of the RPC Reply message. As with Write chunks, the Responder modifies the copied Reply chunk in the RPC Reply message to reflect the actual amount of data that is being returned in the Reply chunk.",
+            key_word: KeyWord::Must,
+            acceptable: "an inline RDMA_MSG whose reply chunk is the offered one (same handles and offsets, in order) with zero lengths, or the reply through the chunk; a reply chunk left out is a failure",
+            rationale: "Requesters offer reply chunks whenever a reply might be long; most replies are short, and the copied chunk is how the requester learns none of it was used.",
             groups: &["chunks", "reply-chunk"],
-            broken_by: &[("echo-reply-chunk-lengths", Outcome::Fail)],
+            broken_by: &[("echo-reply-chunk-lengths", Outcome::Fail), ("omit-reply-chunk-echo", Outcome::Fail)],
         },
         run: reply_chunk_for_small_reply,
     },
     Check {
         info: CheckInfo {
-            id: "rfc8166/4.5.3/reply-chunk-too-small",
-            requirement: "If the Requester-provided Reply chunk is too small to accommodate a large RPC Reply message, a Remote Access Error occurs. A Responder might detect this problem before attempting to write past the end of the Reply chunk. ... the Responder MUST close the connection to signal to the Requester that a reply was lost.",
+            id: "rfc8166/4.5.4/reply-chunk-too-small",
+            requirement: "While a Responder is constructing an RPC Reply message or error message, an unrecoverable problem might occur that prevents the Responder from posting further RDMA Work Requests on behalf of that message. If a Responder is unable to construct and transmit an RPC Reply or RPC-over-RDMA error message, the Responder MUST close the connection to signal to the Requester that a reply was lost.",
             key_word: KeyWord::Must,
-            acceptable: "ERR_CHUNK or an RPC reply within 1024 bytes; closing the connection is pass-lax",
-            rationale: "A responder that sends the long reply inline anyway overruns the receive buffer.",
+            acceptable: "ERR_CHUNK (RFC 8166 4.5.3), a complete RPC reply that fits, or the connection closed; a truncated reply, a Send over 1024 bytes, or no reply on a connection kept open fail",
+            rationale: "RFC 8166 4.5.3 names a reply chunk too small for the reply; a responder that neither reports it nor closes leaves the requester waiting, and a truncated reply corrupts it.",
             groups: &["chunks", "reply-chunk", "errors"],
-            broken_by: &[("ignore-reply-chunk", Outcome::Fail)],
+            broken_by: &[
+                ("ignore-reply-chunk", Outcome::Fail),
+                ("reply-chunk-truncated", Outcome::Fail),
+                ("drop-unsendable-reply", Outcome::Fail),
+            ],
         },
         run: reply_chunk_too_small,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.5.3/reply-chunk-roundup",
+            requirement: "XDR data items may appear in these special chunks without regard to their DDP-eligibility. As these chunks contain a Payload stream, such chunks MUST include appropriate XDR roundup padding to maintain proper XDR alignment of their contents.",
+            key_word: KeyWord::Must,
+            acceptable: "the reply in the reply chunk with the odd-length READ data followed by its 3-byte XDR pad, the returned length a multiple of 4",
+            rationale: "A reply chunk holds a whole Payload stream: without the pad the requester's XDR decoder misreads or rejects it.",
+            groups: &["chunks", "reply-chunk", "padding"],
+            broken_by: &[("reply-chunk-unpadded", Outcome::Fail)],
+        },
+        run: reply_chunk_roundup,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.6/reply-chunk-segments",
+            requirement: "For each Write chunk provided by a Requester, the Responder pushes one data item to the Requester, filling the chunk contiguously and in segment array order until that data item has been completely written to the Requester. The Responder MUST copy the segment count and all segments from the Requester-provided Write chunk into the RPC Reply message's Transport header. As it does so, the Responder updates each segment length field to reflect the actual amount of data that is being returned in that segment.",
+            key_word: KeyWord::Must,
+            acceptable: "a long reply through a reply chunk of 3 segments (RFC 8166 3.5.3: the Reply chunk is a special Write chunk) filled 400, 400 and the rest, copied with handles and offsets unchanged",
+            rationale: "Requesters build reply chunks from scattered pages; writing past a segment's end is a remote access error that kills the connection.",
+            groups: &["chunks", "reply-chunk"],
+            broken_by: &[("reply-chunk-first-segment", Outcome::Fail)],
+        },
+        run: reply_chunk_segments,
     },
 ];

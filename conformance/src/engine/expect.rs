@@ -18,7 +18,7 @@ pub fn message(received: &Received) -> Result<&Frame, Mismatch> {
     }
 }
 
-/// Any decodable Version One message answering `xid`.
+/// Any decodable Version One message answering `xid`, with rdma_vers 1 (RFC 8166 4.2.2).
 pub fn reply_to(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mismatch> {
     let f = message(received)?;
     let h = match &f.header {
@@ -34,6 +34,9 @@ pub fn reply_to(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mism
     };
     if h.xid != xid {
         return Err(Mismatch::WrongXid { form: "a reply".into(), got: h.xid, want: xid });
+    }
+    if h.vers != 1 {
+        return Err(Mismatch::WrongVersion { form: "a reply", got: h.vers });
     }
     Ok((f, h))
 }

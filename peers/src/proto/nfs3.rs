@@ -19,6 +19,7 @@ pub const NFSPROC3_READLINK: u32 = 5;
 pub const NFSPROC3_READ: u32 = 6;
 pub const NFSPROC3_WRITE: u32 = 7;
 pub const NFSPROC3_CREATE: u32 = 8;
+pub const NFSPROC3_SYMLINK: u32 = 10;
 pub const NFSPROC3_READDIR: u32 = 16;
 pub const NFSPROC3_READDIRPLUS: u32 = 17;
 pub const NFSPROC3_FSSTAT: u32 = 18;
@@ -170,6 +171,26 @@ pub fn read_result(results: &[u8]) -> Option<ReadResult> {
     let eof = r.bool("eof").ok()?;
     let data_len = r.u32("data").ok()?;
     Some(ReadResult { status, count, eof, data_len, data_at: r.position() })
+}
+
+/// READDIR3res decoded whole: the status and how many entries, when `results` holds
+/// exactly one complete READDIR3res (nothing missing, nothing after it).
+pub fn readdir_result(results: &[u8]) -> Option<(u32, usize)> {
+    let mut r = Reader::new(results);
+    let status = r.u32("status").ok()?;
+    skip_post_op_attr(&mut r)?;
+    let mut entries = 0;
+    if status == 0 {
+        r.take(8, "cookieverf").ok()?;
+        while r.bool("value_follows").ok()? {
+            r.u64("fileid").ok()?;
+            r.opaque("name", 255).ok()?;
+            r.u64("cookie").ok()?;
+            entries += 1;
+        }
+        r.bool("eof").ok()?;
+    }
+    r.is_empty().then_some((status, entries))
 }
 
 /// WRITE3resok: status and count.

@@ -33,6 +33,12 @@ impl Session<'_> {
         }
         let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
         b = b.write_list(writes);
+        if self.config.faults.echo_read_list {
+            b = b.read_list(&self.echoed_reads);
+        }
+        if self.config.faults.reply_wrong_version {
+            b = b.raw_vers(0);
+        }
         if let Some(r) = reply {
             b = b.reply_chunk(r);
         }
@@ -49,12 +55,19 @@ impl Session<'_> {
         framing: Framing,
     ) -> Result<(), Stop> {
         let deadline = Instant::now() + self.deadline_step;
+        if self.config.faults.echo_read_list {
+            self.echoed_reads = chunks.reads.segments().collect();
+        }
         // Pull every read chunk with RDMA Read (RFC 8166 3.4.5).
         let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
         let config = self.config;
         let faults = &config.faults;
         for c in chunks.reads.chunks() {
             if c.position == 0 && faults.no_position_zero {
+                return self.call_error(xid, framing);
+            }
+            let last_is_pad = c.segment_count() > 1 && c.segments().last().is_some_and(|s| s.length < 4);
+            if c.position != 0 && last_is_pad && faults.reject_read_pad_segment {
                 return self.call_error(xid, framing);
             }
             let mut data = Vec::new();
@@ -92,6 +105,17 @@ impl Session<'_> {
         if c.xid != xid && !self.config.faults.accept_xid_mismatch {
             return self.call_error(xid, framing);
         }
+        // RFC 8166 6.1: a call that reduces an argument that is not DDP-eligible is not
+        // processed; the violation is reported as an XDR error (4.5.2).
+        let args_at = n - rpc.body.len();
+        let ineligible = rest.iter().any(|(p, _)| {
+            let p = *p as usize;
+            p < args_at || !self.ulp.ddp_eligible_arg(c.prog, c.vers, c.proc_, rpc.body, p - args_at)
+        });
+        let lenient = self.config.faults.process_ineligible_chunks || self.config.faults.lenient_read_list;
+        if ineligible && !lenient {
+            return self.call_error(xid, framing);
+        }
         let outcome =
             if c.rpcvers != RPC_VERSION { None } else { Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body)) };
         self.reply(&c, outcome, chunks, framing)
@@ -118,6 +142,7 @@ impl Session<'_> {
             Some(UlpOutcome::ProcUnavail) => {
                 (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default())
             }
+            Some(UlpOutcome::GarbageArgs) if faults.drop_garbage_args => return Ok(()),
             Some(UlpOutcome::GarbageArgs) => {
                 (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default())
             }
@@ -129,19 +154,30 @@ impl Session<'_> {
         // every chunk is echoed with the lengths actually written, unused ones with zeros.
         let mut write_echo: Vec<Vec<Segment>> = Vec::new();
         let mut ddp_inline = results.ddp.clone();
+        let count = chunks.writes.chunks().count();
+        let target = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         for (i, wc) in chunks.writes.chunks().enumerate() {
             let mut segs: Vec<Segment> = wc.segments().map(|s| Segment { length: 0, ..s }).collect();
-            if i == 0 && wc.segment_count() > 0 {
-                if let Some(data) = ddp_inline.take() {
+            let skip = faults.write_list_ignored_with_reply_chunk && chunks.reply.is_some();
+            if i == target && wc.segment_count() > 0 && !skip {
+                if let Some(mut data) = ddp_inline.take() {
                     if (data.len() as u64) > wc.length() {
-                        // RFC 8166 4.5.3: a write chunk too small; do not write past it.
-                        return self.call_error(xid, framing);
+                        if !faults.write_chunk_truncated {
+                            // RFC 8166 4.5.3: a write chunk too small; do not write past it.
+                            return self.call_error(xid, framing);
+                        }
+                        data.truncate(wc.length() as usize);
                     }
                     let mut item = data.clone();
                     if faults.pad_write_chunk {
                         item.resize(data.len() + pad4(data.len()), 0);
                     }
                     self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                    if faults.write_chunk_offset_advanced {
+                        for s in segs.iter_mut() {
+                            s.offset += s.length as u64;
+                        }
+                    }
                 }
             }
             let unused = segs.iter().all(|s| s.length == 0);
@@ -153,8 +189,11 @@ impl Session<'_> {
         // it went through a write chunk).
         let mut payload = rpc_header.encode_to_vec();
         payload.extend_from_slice(&results.head);
+        // Where the inline DDP item's XDR pad lies, and how long it is.
+        let mut pad_at = None;
         if let Some(d) = &ddp_inline {
             payload.extend_from_slice(d);
+            pad_at = Some((payload.len(), pad4(d.len())));
             payload.resize(payload.len() + pad4(d.len()), 0);
         }
         payload.extend_from_slice(&results.tail);
@@ -163,7 +202,11 @@ impl Session<'_> {
         let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
         let header_len =
             self.reply_header(framing, false, xid, 0, &write_refs, reply_offered.as_deref(), payload.len()).len();
-        let fits_inline = header_len + payload.len() <= self.reply_inline || faults.ignore_reply_chunk;
+        let fits_inline = if faults.exclusive_reply_threshold {
+            header_len + payload.len() < self.reply_inline
+        } else {
+            header_len + payload.len() <= self.reply_inline
+        } || faults.ignore_reply_chunk;
         let invalidate = self.invalidate_key(chunks);
 
         if fits_inline || reply_offered.is_none() {
@@ -172,7 +215,9 @@ impl Session<'_> {
                 return self.call_error(xid, framing);
             }
             // Inline reply; an offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
-            let zeroed: Option<Vec<Segment>> = if faults.echo_reply_chunk_lengths {
+            let zeroed: Option<Vec<Segment>> = if faults.omit_reply_chunk_echo {
+                None
+            } else if faults.echo_reply_chunk_lengths {
                 reply_offered
             } else {
                 reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
@@ -186,9 +231,21 @@ impl Session<'_> {
         let offered = reply_offered.expect("checked");
         let mut echo: Vec<Segment> = offered.iter().map(|s| Segment { length: 0, ..*s }).collect();
         let capacity: u64 = offered.iter().map(|s| s.length as u64).sum();
+        if faults.reply_chunk_unpadded {
+            if let Some((at, n)) = pad_at {
+                payload.drain(at..at + n);
+            }
+        }
         if payload.len() as u64 > capacity {
-            // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
-            return self.call_error(xid, framing);
+            if faults.drop_unsendable_reply {
+                return Ok(());
+            }
+            if faults.reply_chunk_truncated {
+                payload.truncate(capacity as usize);
+            } else {
+                // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
+                return self.call_error(xid, framing);
+            }
         }
         let rc_bytes = {
             let mut b = vec![0u8; 4 + SEGMENT_LEN * offered.len()];
@@ -197,7 +254,12 @@ impl Session<'_> {
             b
         };
         let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes))?;
-        self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
+        if faults.reply_chunk_first_segment {
+            self.conn.rdma_write(offered[0].handle, offered[0].offset, &payload, deadline)?;
+            echo[0].length = payload.len() as u32;
+        } else {
+            self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
+        }
         let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
         self.send(&out, invalidate)
     }
@@ -225,20 +287,24 @@ impl Session<'_> {
 
     /// The R_key to invalidate with the reply (RFC 8797 4: only when both sides set R;
     /// only a handle from this request's chunks).
-    fn invalidate_key(&self, chunks: &ChunkLists<'_>) -> Option<u32> {
+    fn invalidate_key(&mut self, chunks: &ChunkLists<'_>) -> Option<u32> {
         if self.config.faults.invalidate_foreign_key {
             return Some(0x0bad_0bad);
         }
         if !self.may_invalidate && !self.config.faults.invalidate_without_r {
             return None;
         }
-        chunks
+        let key = chunks
             .writes
             .chunks()
             .flat_map(|c| c.segments())
             .chain(chunks.reply.iter().flat_map(|c| c.segments()))
             .chain(chunks.reads.segments().map(|s| s.target))
             .map(|s| s.handle)
-            .next()
+            .next();
+        if self.config.faults.invalidate_previous_key {
+            return std::mem::replace(&mut self.previous_key, key).or(key);
+        }
+        key
     }
 }

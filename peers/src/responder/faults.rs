@@ -36,6 +36,9 @@ crate::fault_switches! {
         invalidate_without_r = "invalidate-without-r",
         /// Invalidate an R_key that is not from the request.
         invalidate_foreign_key = "invalidate-foreign-key",
+        /// Send With Invalidate of the previous request's R_key (stale per-request state;
+        /// RFC 8797 4.1: only an STag of the XID the reply carries).
+        invalidate_previous_key = "invalidate-previous-key",
         /// Advertise private data with version 2 (not RFC 8797's 1).
         private_data_bad_version = "private-data-bad-version",
         /// Post receives for only half the credits granted, and replenish them slowly
@@ -57,6 +60,71 @@ crate::fault_switches! {
         err_chunk_trailing = "err-chunk-trailing",
         /// Answer CONF_RDMA with SUCCESS but no config_rdma_reply.
         ccp_empty_reply = "ccp-empty-reply",
+        /// Advertise R = 0 in our private data, yet use Send With Invalidate whenever the
+        /// requester set R (RFC 8797 4.1: either peer clearing R forbids it).
+        invalidate_despite_own_r0 = "invalidate-despite-own-r0",
+        /// ERR_VERS carries rdma_vers 1 instead of the failing request's version (RFC 8166 4.5).
+        err_vers_no_echo = "err-vers-no-echo",
+        /// A reply too long for the offered reply chunk: write what fits into the chunk and
+        /// send RDMA_NOMSG, a truncated reply, keeping the connection (RFC 8166 4.5.4).
+        reply_chunk_truncated = "reply-chunk-truncated",
+        /// A reply too long for the offered reply chunk: send nothing and keep the connection
+        /// (RFC 8166 4.5.4: MUST close when no reply or error can be sent).
+        drop_unsendable_reply = "drop-unsendable-reply",
+        /// Ignore the requester's private data and keep the 1024-byte default reply inline
+        /// threshold (RFC 8797 4.2: the server uses the requester's receive size).
+        ignore_peer_receive_size = "ignore-peer-receive-size",
+        /// An inline reply to a call that offered a reply chunk leaves the reply chunk out
+        /// (RFC 8166 4.3.3: MUST copy it).
+        omit_reply_chunk_echo = "omit-reply-chunk-echo",
+        /// Grant twice the credits we keep receives posted for, and replenish them slowly
+        /// (RFC 8166 3.3.1).
+        overgrant = "overgrant",
+        /// Look for the requester's private data only at offset zero (RFC 8797 5.2: the
+        /// buffer is searched, at any alignment).
+        private_data_offset_zero_only = "private-data-offset-zero-only",
+        /// Treat requester private data with reserved bits set as absent (RFC 8797 4:
+        /// receivers MUST ignore them).
+        private_data_reserved_rejected = "private-data-reserved-rejected",
+        /// Return write-chunk segments with the offset advanced past the bytes written.
+        write_chunk_offset_advanced = "write-chunk-offset-advanced",
+        /// Put the DDP-eligible result into the last write chunk instead of the first
+        /// (RFC 8166 4.3.2.1).
+        ddp_into_last_write_chunk = "ddp-into-last-write-chunk",
+        /// Treat a reply exactly the size of the reply inline threshold as too long for inline
+        /// (RFC 8166 3.3.2: the threshold is the largest message size that can be conveyed).
+        exclusive_reply_threshold = "exclusive-reply-threshold",
+        /// Post receive buffers of 1020 bytes, whatever the advertised receive size: a call of
+        /// exactly the 1024-byte minimum inline threshold fails (RFC 8166 3.3.3).
+        receive_buffers_1020 = "receive-buffers-1020",
+        /// Drop calls whose arguments do not decode instead of answering GARBAGE_ARGS.
+        drop_garbage_args = "drop-garbage-args",
+        /// Process calls whose read chunks reduce arguments that are not DDP-eligible
+        /// (RFC 8166 6.1: MUST NOT process, report per 4.5.2).
+        process_ineligible_chunks = "process-ineligible-chunks",
+        /// Return the call's read list in the reply (RFC 8166 4.3.1: MUST leave it empty).
+        echo_read_list = "echo-read-list",
+        /// RPC replies carry rdma_vers 0 (RFC 8166 4.2.2: MUST be 1).
+        reply_wrong_version = "reply-wrong-version",
+        /// Each connection uses the private data of the connection before it (RFC 8797 4:
+        /// MUST be prepared for the settings to change upon a reconnection).
+        previous_private_data = "previous-private-data",
+        /// Refuse (ERR_CHUNK) a read chunk whose last segment holds only XDR roundup padding
+        /// (RFC 8166 3.4.5.2 allows a requester to add one).
+        reject_read_pad_segment = "reject-read-pad-segment",
+        /// Write a long reply from the start of the reply chunk's first segment, ignoring the
+        /// segment boundaries (RFC 8166 3.4.6: fill the segments in array order).
+        reply_chunk_first_segment = "reply-chunk-first-segment",
+        /// When a reply chunk is offered too, leave the write list unused and send the whole
+        /// reply, READ data included, through the reply chunk (RFC 8166 4.3.2: MUST push
+        /// DDP-eligible results into the write list).
+        write_list_ignored_with_reply_chunk = "write-list-ignored-with-reply-chunk",
+        /// A result too long for its write chunk: write what fits and send the reply as if
+        /// all of it had been written (RFC 8166 4.5.4: reply, report, or close).
+        write_chunk_truncated = "write-chunk-truncated",
+        /// Strip the XDR pad of an odd-length item from a reply sent through the reply chunk
+        /// (RFC 8166 3.5.3: such chunks MUST include XDR roundup).
+        reply_chunk_unpadded = "reply-chunk-unpadded",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).

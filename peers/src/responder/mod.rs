@@ -66,6 +66,16 @@ impl Default for Config {
     }
 }
 
+/// The size of each receive buffer posted: the advertised receive size (1020 bytes under the
+/// `receive-buffers-1020` fault).
+fn receive_buffer(c: &Config) -> usize {
+    if c.faults.receive_buffers_1020 {
+        1020
+    } else {
+        c.receive_size as usize
+    }
+}
+
 /// Makes a fresh upper layer for each connection.
 pub type UlpFactory = Arc<dyn Fn() -> Box<dyn UpperLayer> + Send + Sync>;
 
@@ -76,6 +86,8 @@ pub struct Responder {
     ulp: UlpFactory,
     /// Threads serving connections, joined on drop of the last clone's owner.
     threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
+    /// The private data of the last connection (used only by the `previous-private-data` fault).
+    previous_private_data: Arc<Mutex<Option<Vec<u8>>>>,
 }
 
 impl std::fmt::Debug for Responder {
@@ -86,7 +98,7 @@ impl std::fmt::Debug for Responder {
 
 impl Responder {
     pub fn new(config: Config, ulp: UlpFactory) -> Self {
-        Responder { config, ulp, threads: Arc::default() }
+        Responder { config, ulp, threads: Arc::default(), previous_private_data: Arc::default() }
     }
 
     /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
@@ -99,6 +111,10 @@ impl Responder {
     /// The private data we accept with.
     pub fn private_data(&self) -> [u8; 8] {
         let mut pd = self.our_private_data();
+        if self.config.faults.invalidate_despite_own_r0 {
+            // Advertise R = 0; the session still invalidates (it reads the configured R).
+            pd = PrivateData::new(self.config.send_size, self.config.receive_size, false).expect("configured sizes");
+        }
         if self.config.faults.private_data_bad_version {
             pd = pd.with_version(2);
         }
@@ -123,12 +139,24 @@ impl Responder {
     pub fn receive_window(&self) -> (usize, usize) {
         let c = &self.config;
         let window = if c.faults.short_receive_window { c.credits / 2 } else { c.receive_window.unwrap_or(c.credits) };
-        (c.receive_size as usize, window.max(1) as usize)
+        (self.receive_buffer(), window.max(1) as usize)
+    }
+
+    /// The size of each receive buffer posted: the advertised receive size.
+    pub(crate) fn receive_buffer(&self) -> usize {
+        receive_buffer(&self.config)
     }
 
     /// Serves one prepared connection until it closes.
     pub fn serve(&self, conn: &mut dyn Connection) {
-        let mut s = Session::new(&self.config, conn, (self.ulp)());
+        let own = conn.peer_private_data().to_vec();
+        let peer_private_data = if self.config.faults.previous_private_data {
+            let mut previous = self.previous_private_data.lock().unwrap_or_else(|e| e.into_inner());
+            previous.replace(own.clone()).unwrap_or(own)
+        } else {
+            own
+        };
+        let mut s = Session::new(&self.config, conn, (self.ulp)(), &peer_private_data);
         s.run();
     }
 }
@@ -215,15 +243,37 @@ pub(crate) struct Session<'a> {
     deadline_step: Duration,
     /// Version Two per-connection state (characteristics, a transmission group).
     v2: v2::State,
+    /// The R_key the last reply could invalidate, kept only for the `invalidate-previous-key` fault.
+    previous_key: Option<u32>,
+    /// The read list of the call being answered, kept only for the `echo-read-list` fault.
+    echoed_reads: Vec<rpcrdma_codec::chunk::ReadSegment>,
     /// Where to record this connection, when observing.
     observed: Option<(Arc<observe::Log>, usize)>,
 }
 
 impl<'a> Session<'a> {
-    fn new(config: &'a Config, conn: &'a mut dyn Connection, ulp: Box<dyn UpperLayer>) -> Self {
-        let mut peer = private_data::effective(conn.peer_private_data(), &Profile::default());
-        if config.faults.assume_large_peer_receive && peer.status != private_data::Status::Ok {
+    /// A session on `conn`, sized by `peer_private_data` (what the CM delivered).
+    fn new(
+        config: &'a Config,
+        conn: &'a mut dyn Connection,
+        ulp: Box<dyn UpperLayer>,
+        peer_private_data: &[u8],
+    ) -> Self {
+        let faults = &config.faults;
+        let profile = if faults.private_data_offset_zero_only {
+            Profile { private_data_locate: rpcrdma_codec::profile::PrivateDataLocate::OffsetZero, ..Profile::default() }
+        } else {
+            Profile::default()
+        };
+        let mut peer = private_data::effective(peer_private_data, &profile);
+        if faults.private_data_reserved_rejected && peer.params.reserved != 0 {
+            peer.params = PrivateData::DEFAULT;
+        }
+        if faults.assume_large_peer_receive && peer.status != private_data::Status::Ok {
             peer.params = PrivateData::new(4096, 4096, false).expect("4096");
+        }
+        if faults.ignore_peer_receive_size {
+            peer.params = PrivateData::new(1024, 1024, peer.params.remote_invalidation).expect("1024");
         }
         let ours = PrivateData::new(config.send_size, config.receive_size, config.remote_invalidation)
             .expect("configured sizes are at least 1024");
@@ -242,6 +292,8 @@ impl<'a> Session<'a> {
             may_invalidate,
             deadline_step: Duration::from_secs(5),
             v2: v2::State::default(),
+            echoed_reads: Vec::new(),
+            previous_key: None,
             observed,
         }
     }
@@ -264,7 +316,7 @@ impl<'a> Session<'a> {
                             if !self.config.handle_delay.is_zero() {
                                 std::thread::sleep(self.config.handle_delay);
                             }
-                            if self.config.faults.short_receive_window {
+                            if self.config.faults.short_receive_window || self.config.faults.overgrant {
                                 // Short of receives and slow to replenish them: calls sent
                                 // back to back within the grant find no receive posted.
                                 std::thread::sleep(Duration::from_millis(50));
@@ -291,7 +343,7 @@ impl<'a> Session<'a> {
             match event {
                 Event::Recv { status: WcStatus::Success, data, .. } => {
                     // Repost before replying, so the window stays at the grant.
-                    if self.conn.post_recv(self.config.receive_size as usize, 1).is_err() {
+                    if self.conn.post_recv(receive_buffer(self.config), 1).is_err() {
                         return;
                     }
                     if let Err(stop) = self.handle(&data) {
@@ -323,6 +375,8 @@ impl<'a> Session<'a> {
     pub(crate) fn grant(&self) -> u32 {
         if self.config.faults.zero_credit {
             0
+        } else if self.config.faults.overgrant {
+            self.config.credits * 2
         } else {
             self.config.credits
         }
@@ -342,7 +396,8 @@ impl<'a> Session<'a> {
         let xid = if faults.err_vers_wrong_xid { f.xid ^ 1 } else { f.xid };
         let high = if self.config.version_two && !faults.v2_err_vers_v1_only { 2 } else { 1 };
         let (low, high) = if faults.err_vers_bad_range { (high + 1, 1) } else { (1, high) };
-        self.send(&HeaderBuilder::err_vers(xid, f.vers, self.grant(), low, high).encode_to_vec(), None)
+        let vers = if faults.err_vers_no_echo { 1 } else { f.vers };
+        self.send(&HeaderBuilder::err_vers(xid, vers, self.grant(), low, high).encode_to_vec(), None)
     }
 
     fn send_err_chunk(&mut self, xid: u32) -> Result<(), Stop> {

@@ -90,6 +90,13 @@ impl UpperLayer for Programs {
             None => UlpOutcome::ProgUnavail,
         }
     }
+
+    fn ddp_eligible_arg(&self, prog: u32, vers: u32, proc_: u32, args: &[u8], offset: usize) -> bool {
+        self.programs
+            .iter()
+            .find(|(p, _)| *p == prog)
+            .is_some_and(|(_, u)| u.ddp_eligible_arg(prog, vers, proc_, args, offset))
+    }
 }
 
 #[cfg(test)]

@@ -72,6 +72,13 @@ impl UlpResults {
 pub trait UpperLayer: Send {
     /// Handles one call: program, version, procedure and the unreduced argument bytes (read chunks already reinserted).
     fn call(&mut self, prog: u32, vers: u32, proc_: u32, args: &[u8]) -> UlpOutcome;
+
+    /// Whether a read chunk inserted at byte `offset` of the unreduced arguments `args`
+    /// carries a DDP-eligible argument data item (RFC 8166 6.1: a Responder MUST NOT process
+    /// a call that reduces any other). None are, unless the upper layer says so.
+    fn ddp_eligible_arg(&self, _prog: u32, _vers: u32, _proc: u32, _args: &[u8], _offset: usize) -> bool {
+        false
+    }
 }
 
 /// Answers procedure 0 (NULL) of any program and version with empty results; any other

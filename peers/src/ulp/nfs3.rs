@@ -122,6 +122,29 @@ impl From<EncodeError> for Fail {
 type Res = Result<UlpResults, Fail>;
 
 impl UpperLayer for Nfs3Server {
+    /// RFC 8267 4 (NFSv3): the opaque file data of WRITE and the pathname of SYMLINK are the
+    /// only DDP-eligible arguments. WRITE's data must start where the chunk is inserted;
+    /// SYMLINK is not served here (PROC_UNAVAIL), so its chunk is let through to that answer.
+    fn ddp_eligible_arg(&self, prog: u32, vers: u32, proc_: u32, args: &[u8], offset: usize) -> bool {
+        if prog != NFS_PROGRAM || vers != NFS_V3 {
+            return false;
+        }
+        match proc_ {
+            NFSPROC3_WRITE => {
+                let mut r = Reader::new(args);
+                // file handle, offset, count, stable, then the data's length word.
+                let head = r.opaque("file", 64).is_ok()
+                    && r.u64("offset").is_ok()
+                    && r.u32("count").is_ok()
+                    && r.u32("stable").is_ok()
+                    && r.u32("data length").is_ok();
+                head && args.len() - r.remaining() == offset
+            }
+            NFSPROC3_SYMLINK => true,
+            _ => false,
+        }
+    }
+
     fn call(&mut self, prog: u32, vers: u32, proc_: u32, args: &[u8]) -> UlpOutcome {
         if prog != NFS_PROGRAM {
             return UlpOutcome::ProgUnavail;
