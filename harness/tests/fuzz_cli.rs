@@ -89,8 +89,57 @@ fn options(rng: &mut Rng, args: &mut Vec<String>, common: &[(&str, &[&str])], fl
     }
 }
 
+/// The golden vectors' texts: real messages to mutate.
+fn seeds() -> Vec<String> {
+    fn walk(d: &Path, out: &mut Vec<String>) {
+        for e in std::fs::read_dir(d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                walk(&p, out);
+            } else if p.extension().is_some_and(|x| x == "vec") {
+                out.push(std::fs::read_to_string(&p).unwrap());
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(&Path::new(env!("CARGO_MANIFEST_DIR")).join("../vectors"), &mut out);
+    out.sort();
+    out
+}
+
+/// A golden vector with a few of its hex digits changed, lines dropped or repeated.
+fn mutate(rng: &mut Rng, text: &str) -> String {
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    for _ in 0..1 + rng.below(4) {
+        let i = rng.below(lines.len());
+        match rng.below(4) {
+            0 => {
+                let hexdigits: Vec<usize> =
+                    lines[i].char_indices().filter(|(_, c)| c.is_ascii_hexdigit()).map(|(i, _)| i).collect();
+                if !hexdigits.is_empty() {
+                    let at = hexdigits[rng.below(hexdigits.len())];
+                    let digit = b"0123456789abcdef"[rng.below(16)] as char;
+                    lines[i].replace_range(at..at + 1, &digit.to_string());
+                }
+            }
+            1 => {
+                lines.remove(i);
+                if lines.is_empty() {
+                    lines.push(String::new());
+                }
+            }
+            2 => {
+                let l = lines[i].clone();
+                lines.insert(i, l);
+            }
+            _ => lines[i] = "ffffffff 00000000 7fffffff 00000001".into(),
+        }
+    }
+    lines.join("\n") + "\n"
+}
+
 /// One random invocation: the arguments and, for `decode -`, what standard input is.
-fn invocation(rng: &mut Rng, dir: &Path) -> (Vec<String>, Option<String>) {
+fn invocation(rng: &mut Rng, dir: &Path, seeds: &[String]) -> (Vec<String>, Option<String>) {
     let mut a: Vec<String> = Vec::new();
     let mut stdin = None;
     let outputs: [(&str, &[&str]); 4] =
@@ -145,7 +194,20 @@ fn invocation(rng: &mut Rng, dir: &Path) -> (Vec<String>, Option<String>) {
                 }
                 1 => {
                     a.push("--file".into());
-                    a.push(rng.pick(&["in.bin", "in.hex", "in.vec", "/dev/zero", "nofile", ".", "/dev/null"]).into());
+                    a.push(
+                        rng.pick(&[
+                            "in.bin",
+                            "in.hex",
+                            "in.vec",
+                            "mutated.vec",
+                            "mutated.vec",
+                            "/dev/zero",
+                            "nofile",
+                            ".",
+                            "/dev/null",
+                        ])
+                        .into(),
+                    );
                 }
                 _ => {
                     let words = rng.below(40);
@@ -193,6 +255,10 @@ fn invocation(rng: &mut Rng, dir: &Path) -> (Vec<String>, Option<String>) {
     );
     std::fs::write(dir.join("in.vec"), &vec_text).unwrap();
     std::fs::write(dir.join("vecs/f.vec"), &vec_text).unwrap();
+    let seed = &seeds[rng.below(seeds.len())];
+    let mutated = mutate(rng, seed);
+    std::fs::write(dir.join("mutated.vec"), &mutated).unwrap();
+    std::fs::write(dir.join("vecs/m.vec"), &mutated).unwrap();
     let id = rng.pick(&FAST);
     std::fs::write(
         dir.join("p1.json"),
@@ -218,11 +284,13 @@ fn random_command_lines_never_crash_hang_or_grow() {
     std::fs::create_dir_all(dir.join("out")).unwrap();
     std::fs::write(dir.join("afile"), "not a directory").unwrap();
     let mut rng = Rng(seed | 1);
+    let seeds = seeds();
+    assert!(!seeds.is_empty());
     let started = std::time::Instant::now();
     let mut seen = std::collections::BTreeMap::new();
     let mut peak = 0;
     for i in 0..cases {
-        let (args, stdin) = invocation(&mut rng, &dir);
+        let (args, stdin) = invocation(&mut rng, &dir, &seeds);
         let child = Command::new(common::bin())
             .args(&args)
             .current_dir(&dir)
