@@ -137,7 +137,14 @@ pub fn run(args: ServeArgs) -> i32 {
         judged: &judged,
         meta,
     };
-    let wrote = report::write_files(&run, &mut outputs);
+    let mut wrote = report::write_files(&run, &mut outputs);
+    if let Some(dir) = &outputs.pcap {
+        let path = dir.join(report::pcap::OBSERVED_FILE);
+        if let Err(e) = std::fs::write(&path, report::pcap::observed(&observed, started_unix)) {
+            crate::errln!("error: --pcap: cannot write {}: {e}", path.display());
+            wrote = false;
+        }
+    }
     if interrupted && !quiet {
         textln!("interrupted: judged what was observed before the signal");
     }

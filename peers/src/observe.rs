@@ -21,16 +21,31 @@ pub enum Observed {
     Stopped(String),
 }
 
+/// What the wire carried besides the messages, for packet captures.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum WireNote {
+    /// We RDMA-Read these bytes from the requester's memory.
+    Read { handle: u32, offset: u64, data: Vec<u8> },
+    /// We RDMA-Wrote these bytes into the requester's memory.
+    Write { handle: u32, offset: u64, data: Vec<u8> },
+    /// The next message we send goes by Send With Invalidate of this R_key.
+    Invalidate(u32),
+}
+
 /// One served connection.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ObservedConnection {
     /// The requester's private data, as the CM delivered it.
     pub private_data: Vec<u8>,
+    /// Our private data (the CM REP's).
+    pub responder_private_data: Vec<u8>,
     /// The credits we granted in every reply.
     pub grant: u32,
     /// Our receive buffer size (the requester's inline limit towards us).
     pub receive_size: u32,
     pub events: Vec<(Duration, Observed)>,
+    /// One-sided operations and invalidations, on the same clock as `events`.
+    pub wire: Vec<(Duration, WireNote)>,
 }
 
 /// A shared log of connections, filled by the responder while it serves.
@@ -54,7 +69,12 @@ impl Log {
     /// Records a new connection; returns its index.
     pub fn open(&self, private_data: &[u8], grant: u32, receive_size: u32) -> usize {
         let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
-        c.push(ObservedConnection { private_data: private_data.to_vec(), grant, receive_size, events: Vec::new() });
+        c.push(ObservedConnection {
+            private_data: private_data.to_vec(),
+            grant,
+            receive_size,
+            ..ObservedConnection::default()
+        });
         c.len() - 1
     }
 
@@ -63,6 +83,23 @@ impl Log {
         let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(x) = c.get_mut(conn) {
             x.events.push((at, what));
+        }
+    }
+
+    /// Records our private data on a connection.
+    pub fn responder_private_data(&self, conn: usize, private_data: &[u8]) {
+        let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = c.get_mut(conn) {
+            x.responder_private_data = private_data.to_vec();
+        }
+    }
+
+    /// Records what the wire carried besides a message.
+    pub fn note(&self, conn: usize, what: WireNote) {
+        let at = self.started.elapsed();
+        let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = c.get_mut(conn) {
+            x.wire.push((at, what));
         }
     }
 

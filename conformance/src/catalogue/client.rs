@@ -10,11 +10,14 @@ use rpcrdma_codec::private_data::{self, Lookup};
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_codec::Profile;
 
-use rpcrdma_peers::observe::{Observed, ObservedConnection};
+use rpcrdma_peers::observe::{Observed, ObservedConnection, WireNote};
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_READDIRPLUS, NFS_PROGRAM};
-use rpcrdma_peers::transport::WcStatus;
+use rpcrdma_peers::transport::{RemoteOp, WcStatus};
 
-use crate::engine::{CheckInfo, CheckResult, Direction, Judged, Outcome, TranscriptEntry, Verdict};
+use crate::engine::ctx::hex;
+use crate::engine::{
+    CheckInfo, CheckResult, CmExchange, Direction, Judged, Outcome, RdmaOp, TranscriptEntry, Verdict, Wire,
+};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
 use crate::frame::Frame;
@@ -392,24 +395,70 @@ pub static CHECKS: [ClientCheck; 9] = [
     },
 ];
 
+/// The whole observed conversation as a transcript, from the responder's side: each
+/// connection's CM exchange with both private datas, the requester's calls, our RDMA Reads and
+/// Writes, our replies (by Send With Invalidate where we invalidated), and what else happened.
+pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
+    let mut out = Vec::new();
+    let entry = |direction, at, summary, bytes, wire| TranscriptEntry { direction, at, summary, bytes, wire };
+    for s in served {
+        let c = s.conn;
+        let at = s.events.first().map_or(Duration::ZERO, |(at, _)| *at);
+        let cm = CmExchange {
+            we_are_active: false,
+            req: c.private_data.clone(),
+            rep: Some(c.responder_private_data.clone()),
+        };
+        let summary = format!("requester connected with private data {}", hex(&c.private_data));
+        out.push(entry(Direction::Event, at, summary, Vec::new(), Wire::Connect(cm)));
+        // A note is recorded before the message it precedes: on a tie it comes first.
+        let mut notes = c.wire.iter().peekable();
+        let mut invalidate = None;
+        for (at, e) in &s.events {
+            while let Some((t, note)) = notes.next_if(|(t, _)| t <= at) {
+                let (op, handle, offset, data) = match note {
+                    WireNote::Invalidate(k) => {
+                        invalidate = Some(*k);
+                        continue;
+                    }
+                    WireNote::Read { handle, offset, data } => (RemoteOp::Read, handle, offset, data),
+                    WireNote::Write { handle, offset, data } => (RemoteOp::Write, handle, offset, data),
+                };
+                let o = RdmaOp {
+                    op,
+                    by_us: true,
+                    handle: *handle,
+                    offset: *offset,
+                    data: data.clone(),
+                    reconstructed: false,
+                };
+                out.push(entry(Direction::Event, *t, o.describe(), Vec::new(), Wire::Rdma(o)));
+            }
+            let (direction, summary, bytes, wire) = match e {
+                Seen::Call(f) => (Direction::Received, f.to_string(), f.bytes().to_vec(), Wire::Plain),
+                Seen::Reply(f) => {
+                    let wire = invalidate.take().map_or(Wire::Plain, Wire::SendWithInvalidate);
+                    (Direction::Sent, f.to_string(), f.bytes().to_vec(), wire)
+                }
+                Seen::ReceiveFailed(s) => {
+                    (Direction::Event, format!("receive failed: {}", s.name()), Vec::new(), Wire::Plain)
+                }
+                Seen::Closed => (Direction::Event, "connection closed".into(), Vec::new(), Wire::Plain),
+                Seen::Stopped(why) => {
+                    (Direction::Event, format!("the responder stopped: {why}"), Vec::new(), Wire::Plain)
+                }
+            };
+            out.push(entry(direction, *at, summary, bytes, wire));
+        }
+    }
+    out
+}
+
 /// Judges the observations with every client check; the transcript of each result is the
 /// whole observed conversation (from the responder's side).
 pub fn judge_all(conns: &[ObservedConnection]) -> Vec<CheckResult> {
     let served: Vec<Served<'_>> = conns.iter().map(Served::of).collect();
-    let transcript: Vec<TranscriptEntry> = served
-        .iter()
-        .flat_map(|s| s.events.iter())
-        .map(|(at, e)| {
-            let (direction, summary, bytes) = match e {
-                Seen::Call(f) => (Direction::Received, f.to_string(), f.bytes().to_vec()),
-                Seen::Reply(f) => (Direction::Sent, f.to_string(), f.bytes().to_vec()),
-                Seen::ReceiveFailed(s) => (Direction::Event, format!("receive failed: {}", s.name()), Vec::new()),
-                Seen::Closed => (Direction::Event, "connection closed".into(), Vec::new()),
-                Seen::Stopped(why) => (Direction::Event, format!("the responder stopped: {why}"), Vec::new()),
-            };
-            TranscriptEntry { direction, at: *at, summary, bytes }
-        })
-        .collect();
+    let transcript = transcript(&served);
     CHECKS
         .iter()
         .map(|c| {

@@ -10,9 +10,10 @@ use rpcrdma_codec::v1::field;
 use rpcrdma_codec::xdr::Encode;
 
 use rpcrdma_peers::proto::Call;
-use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
+use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, RemoteOp, TransportError, WcStatus};
 
 use super::{Mismatch, NoMessage, RunOptions};
+use crate::frame::v1::Chunks;
 use crate::frame::Frame;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -32,6 +33,66 @@ pub struct TranscriptEntry {
     /// One-line decoding (or the event).
     pub summary: String,
     pub bytes: Vec<u8>,
+    /// What the entry was on the wire, for the packet capture.
+    pub wire: Wire,
+}
+
+/// What a transcript entry was on the wire (for `--pcap`). Connection setup and one-sided
+/// operations are `Direction::Event` entries with empty `bytes`, so report writers that only
+/// know messages show them as events.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub enum Wire {
+    /// A message (`bytes`) carried by a plain Send; nothing, for other events.
+    #[default]
+    Plain,
+    /// A message carried by a Send With Invalidate of this R_key.
+    SendWithInvalidate(u32),
+    /// The RDMA-CM exchange that set up a connection.
+    Connect(CmExchange),
+    /// An RDMA Read or Write.
+    Rdma(RdmaOp),
+}
+
+/// An RDMA-CM connection setup: the CM REQ, and the CM REP (with RTU) or a rejection.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CmExchange {
+    /// Whether our side sent the REQ.
+    pub we_are_active: bool,
+    /// The private data of the REQ, as the active side gave it.
+    pub req: Vec<u8>,
+    /// The private data of the REP, as delivered; None when the connection was not established.
+    pub rep: Option<Vec<u8>>,
+}
+
+/// A one-sided operation: who performed it, on which memory, moving which bytes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RdmaOp {
+    pub op: RemoteOp,
+    /// Whether our side issued it (else the peer did, on our memory).
+    pub by_us: bool,
+    pub handle: u32,
+    pub offset: u64,
+    /// The bytes read or written.
+    pub data: Vec<u8>,
+    /// Not observed but reconstructed after the fact (verbs does not show a target the
+    /// one-sided operations on its memory): from the segments we advertised, the reply's
+    /// written lengths, and what our regions held when the reply came.
+    pub reconstructed: bool,
+}
+
+impl RdmaOp {
+    /// One line for the transcript: `peer RDMA Write of 5 bytes at 0x1234:0x5000`.
+    pub fn describe(&self) -> String {
+        format!(
+            "{} RDMA {} of {} bytes at {:#x}:{:#x}{}",
+            if self.by_us { "our" } else { "peer" },
+            if self.op == RemoteOp::Read { "Read" } else { "Write" },
+            self.data.len(),
+            self.handle,
+            self.offset,
+            if self.reconstructed { " (reconstructed)" } else { "" }
+        )
+    }
 }
 
 /// What came back when the scenario waited.
@@ -81,6 +142,12 @@ pub struct Ctx<'c> {
     next_xid: u32,
     survived: Option<bool>,
     peer_private_data: Vec<u8>,
+    /// Our regions on this connection, with how many of the peer's accesses to each the
+    /// transcript already shows.
+    regions: Vec<(Region, usize)>,
+    /// The chunk lists of the calls we sent, by rdma_xid, to reconstruct one-sided operations
+    /// a transport cannot show.
+    calls: std::collections::HashMap<u32, Chunks>,
 }
 
 impl std::fmt::Debug for Ctx<'_> {
@@ -107,11 +174,86 @@ impl<'c> Ctx<'c> {
             next_xid: seed | 0x1000_0000,
             survived: None,
             peer_private_data: Vec::new(),
+            regions: Vec::new(),
+            calls: std::collections::HashMap::new(),
         }
     }
 
     fn log(&mut self, direction: Direction, summary: String, bytes: &[u8]) {
-        self.transcript.push(TranscriptEntry { direction, at: self.started.elapsed(), summary, bytes: bytes.to_vec() });
+        self.log_wire(direction, summary, bytes, Wire::Plain);
+    }
+
+    fn log_wire(&mut self, direction: Direction, summary: String, bytes: &[u8], wire: Wire) {
+        let at = self.started.elapsed();
+        self.transcript.push(TranscriptEntry { direction, at, summary, bytes: bytes.to_vec(), wire });
+    }
+
+    /// Records the peer's one-sided operations on our regions since the last look: as the
+    /// transport saw them (the emulated fabric), or, where it cannot see them (verbs),
+    /// reconstructed from the call `reply` answers.
+    fn note_peer_accesses(&mut self, reply: Option<&Frame>) {
+        let Some(c) = self.conn.as_deref() else { return };
+        let mut ops = Vec::new();
+        let mut unseen = false;
+        for (region, seen) in self.regions.iter_mut() {
+            let list = match c.accesses(region) {
+                Ok(list) => list,
+                // The transport cannot see them (verbs).
+                Err(TransportError::Environment(_)) => {
+                    unseen = true;
+                    continue;
+                }
+                // A region no longer registered.
+                Err(_) => continue,
+            };
+            let mem = c.read_local(region).unwrap_or_default();
+            for a in list.iter().skip(*seen) {
+                let start = a.at as usize;
+                let data = mem.get(start..start + a.length as usize).unwrap_or_default().to_vec();
+                let offset = region.offset + a.at;
+                ops.push(RdmaOp { op: a.op, by_us: false, handle: region.handle, offset, data, reconstructed: false });
+            }
+            *seen = list.len();
+        }
+        if let (true, Some(reply)) = (unseen, reply) {
+            ops.extend(self.reconstruct(reply));
+        }
+        for op in ops {
+            self.log_wire(Direction::Event, op.describe(), &[], Wire::Rdma(op));
+        }
+    }
+
+    /// The peer's one-sided operations a reply implies, for a transport that cannot show
+    /// them: an RDMA Read of each read segment of the call (unless the reply is an error),
+    /// and an RDMA Write of the length the reply reports in each of its write and reply
+    /// chunk segments; the data is what our regions hold now. Segments that name no region
+    /// of ours are left out.
+    fn reconstruct(&mut self, reply: &Frame) -> Vec<RdmaOp> {
+        let Some(h) = reply.v1() else { return Vec::new() };
+        let Some(call) = self.calls.remove(&h.xid) else { return Vec::new() };
+        let Some(c) = self.conn.as_deref() else { return Vec::new() };
+        let data_at = |handle: u32, offset: u64, length: u32| -> Option<Vec<u8>> {
+            let (region, _) = self.regions.iter().find(|(r, _)| r.handle == handle)?;
+            let start = usize::try_from(offset.checked_sub(region.offset)?).ok()?;
+            c.read_local(region).ok()?.get(start..start.checked_add(length as usize)?).map(<[u8]>::to_vec)
+        };
+        let mut ops = Vec::new();
+        let mut add = |op: RemoteOp, handle: u32, offset: u64, length: u32| {
+            if let Some(data) = data_at(handle, offset, length) {
+                ops.push(RdmaOp { op, by_us: false, handle, offset, data, reconstructed: true });
+            }
+        };
+        if let Some(chunks) = h.body.chunks() {
+            for r in &call.reads {
+                add(RemoteOp::Read, r.target.handle, r.target.offset, r.target.length);
+            }
+            for s in chunks.writes.iter().flatten().chain(chunks.reply.iter().flatten()) {
+                if s.length > 0 {
+                    add(RemoteOp::Write, s.handle, s.offset, s.length);
+                }
+            }
+        }
+        ops
     }
 
     /// Our private data with our sizes and the given R bit (RFC 8797 4).
@@ -132,13 +274,18 @@ impl<'c> Ctx<'c> {
     pub fn connect_with(&mut self, private_data: &[u8]) -> Result<(), Mismatch> {
         self.disconnect();
         let deadline = deadline_after(self.options.timeout);
-        let mut conn = self.connector.connect(private_data, deadline).map_err(|e| {
-            self.log(Direction::Event, format!("connect: {e}"), &[]);
-            Mismatch::Connect(e)
-        })?;
+        let mut cm = CmExchange { we_are_active: true, req: private_data.to_vec(), rep: None };
+        let mut conn = match self.connector.connect(private_data, deadline) {
+            Ok(c) => c,
+            Err(e) => {
+                self.log_wire(Direction::Event, format!("connect: {e}"), &[], Wire::Connect(cm));
+                return Err(Mismatch::Connect(e));
+            }
+        };
         self.peer_private_data = conn.peer_private_data().to_vec();
+        cm.rep = Some(self.peer_private_data.clone());
         let note = format!("connected to {} with private data {}", self.connector.describe(), hex(private_data));
-        self.log(Direction::Event, note, &[]);
+        self.log_wire(Direction::Event, note, &[], Wire::Connect(cm));
         conn.post_recv(self.options.receive_size as usize, self.options.credits_requested as usize)
             .map_err(Mismatch::Connect)?;
         self.conn = Some(conn);
@@ -154,6 +301,9 @@ impl<'c> Ctx<'c> {
     }
 
     pub fn disconnect(&mut self) {
+        self.note_peer_accesses(None);
+        self.regions.clear();
+        self.calls.clear();
         if let Some(mut c) = self.conn.take() {
             c.disconnect();
         }
@@ -194,7 +344,9 @@ impl<'c> Ctx<'c> {
     }
 
     pub fn register(&mut self, length: u32, access: Access) -> Region {
-        self.conn().register(length, access).expect("registration on a live connection")
+        let region = self.conn().register(length, access).expect("registration on a live connection");
+        self.regions.push((region, 0));
+        region
     }
 
     /// A registered region holding `data`, for the peer to RDMA Read.
@@ -206,8 +358,11 @@ impl<'c> Ctx<'c> {
 
     /// Posts a Send of `bytes`.
     pub fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
-        let summary = Frame::decode(bytes.to_vec(), None, Role::Call).to_string();
-        self.log(Direction::Sent, summary, bytes);
+        let frame = Frame::decode(bytes.to_vec(), None, Role::Call);
+        if let Some(chunks) = frame.v1().and_then(|h| Some((h.xid, h.body.chunks()?.clone()))) {
+            self.calls.insert(chunks.0, chunks.1);
+        }
+        self.log(Direction::Sent, frame.to_string(), bytes);
         match self.conn.as_deref_mut() {
             Some(c) => c.send(bytes),
             None => Err(TransportError::Disconnected),
@@ -240,8 +395,9 @@ impl<'c> Ctx<'c> {
             };
             match &got {
                 Received::Message(f) => {
-                    let summary = f.to_string();
-                    self.log(Direction::Received, summary, &f.bytes().to_vec());
+                    self.note_peer_accesses(Some(f));
+                    let wire = f.invalidated.map_or(Wire::Plain, Wire::SendWithInvalidate);
+                    self.log_wire(Direction::Received, f.to_string(), f.bytes(), wire);
                 }
                 other => self.log(Direction::Event, other.describe(), &[]),
             }

@@ -11,7 +11,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-pub use ctx::{Ctx, Direction, Received, TranscriptEntry};
+pub use ctx::{CmExchange, Ctx, Direction, RdmaOp, Received, TranscriptEntry, Wire};
 pub use mismatch::{Mismatch, NoMessage};
 use rpcrdma_codec::check::KeyWord;
 

@@ -13,6 +13,7 @@ use rpcrdma_codec::xdr::{pad4, Writer};
 use rpcrdma_codec::xdr::Encode;
 
 use super::{v2, Faults, Framing, Session, Stop};
+use crate::observe::WireNote;
 use crate::ulp::{UlpOutcome, UlpResults};
 
 impl Session<'_> {
@@ -77,6 +78,7 @@ impl Session<'_> {
                 }
                 let len = if faults.read_chunk_roundup { (s.length + 3) & !3 } else { s.length };
                 let part = self.conn.rdma_read(s.handle, s.offset, len, deadline)?;
+                self.note(WireNote::Read { handle: s.handle, offset: s.offset, data: part.clone() });
                 data.extend_from_slice(&part[..s.length.min(len) as usize]);
             }
             pulled.push((c.position, data));
@@ -279,6 +281,7 @@ impl Session<'_> {
             let from = p.item_offset as usize;
             let data = &item[from..from + p.length as usize];
             self.conn.rdma_write(p.segment.handle, p.segment.offset, data, deadline)?;
+            self.note(WireNote::Write { handle: p.segment.handle, offset: p.segment.offset, data: data.to_vec() });
             echo[p.segment_index].length =
                 if faults.write_chunk_length_padded { p.length + pad4(p.length as usize) as u32 } else { p.length };
         }

@@ -280,10 +280,14 @@ impl<'a> Session<'a> {
         let t = private_data::inline_thresholds(&peer.params, &ours);
         let reply_inline = t.server_to_client as usize;
         let may_invalidate = t.send_with_invalidate;
-        let observed = config
-            .observer
-            .as_ref()
-            .map(|log| (log.clone(), log.open(conn.peer_private_data(), config.credits, config.receive_size)));
+        let observed = config.observer.as_ref().map(|log| {
+            let i = log.open(conn.peer_private_data(), config.credits, config.receive_size);
+            let mut pd = [0u8; 8];
+            if ours.encode_into(&mut pd).is_ok() {
+                log.responder_private_data(i, &pd);
+            }
+            (log.clone(), i)
+        });
         Session {
             config,
             conn,
@@ -301,6 +305,13 @@ impl<'a> Session<'a> {
     fn observe(&self, what: observe::Observed) {
         if let Some((log, i)) = &self.observed {
             log.push(*i, what);
+        }
+    }
+
+    /// Records a one-sided operation or an invalidation, for captures.
+    pub(crate) fn note(&self, what: observe::WireNote) {
+        if let Some((log, i)) = &self.observed {
+            log.note(*i, what);
         }
     }
 
@@ -383,6 +394,9 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
+        if let Some(h) = invalidate {
+            self.note(observe::WireNote::Invalidate(h));
+        }
         self.observe(observe::Observed::ToRequester(msg.to_vec()));
         let r = match invalidate {
             Some(h) => self.conn.send_with_invalidate(msg, h),
