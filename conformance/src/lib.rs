@@ -15,6 +15,7 @@ pub mod catalogue;
 pub mod engine;
 pub mod expectations;
 pub mod frame;
+pub mod fuzz;
 pub mod requirements;
 
 pub use rpcrdma_codec as codec;

@@ -79,7 +79,9 @@ fn every_check_has_a_fault_that_breaks_it() {
             assert!(Faults::NAMES.contains(fault), "{} names an unknown fault {fault}", c.info.id);
         }
     }
-    for f in Faults::NAMES {
+    // The crash-like faults take the whole responder down; the fuzzer's tests prove they are
+    // found (conformance/tests/fuzz.rs).
+    for f in Faults::NAMES.iter().filter(|f| !Faults::CRASH_LIKE.contains(f)) {
         assert!(checks.iter().any(|c| c.info.broken_by.iter().any(|(n, _)| n == f)), "fault {f} is used by no check");
     }
 }

@@ -1,6 +1,8 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{bench_null, decode, export_tree, matrix, output, run, serve, signals, vectors_cmd};
+use rpcrdma_harness::{
+    bench_null, decode, export_tree, fuzz, matrix, output, replay, run, serve, signals, vectors_cmd,
+};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -27,6 +29,10 @@ enum Command {
     Serve(serve::ServeArgs),
     /// List the checks with their requirements (client checks, judged by serve, are marked).
     List(run::ListArgs),
+    /// Fuzz a responder (the embedded reference responder by default) with generated and mutated messages.
+    Fuzz(fuzz::FuzzArgs),
+    /// Replay a fuzz reproducer: exit 1 when its finding reproduces, 0 when it does not.
+    Replay(replay::ReplayArgs),
     /// Decode a transport header (v1 or v2), an RPC message, CM private data, or a CCP message.
     Decode(decode::DecodeArgs),
     /// Every check against every peer configuration, from JSON reports (Markdown and HTML).
@@ -79,6 +85,8 @@ fn main() {
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
         Command::List(args) => run::list(args),
+        Command::Fuzz(args) => fuzz::run(args),
+        Command::Replay(args) => replay::run(args),
         Command::Decode(args) => decode::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),

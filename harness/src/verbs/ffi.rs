@@ -1,7 +1,7 @@
-//! The only module with `unsafe` code: librdmacm and libibverbs (Debian 12, rdma-core 44)
-//! loaded at run time with dlopen, their structures as `#[repr(C)]` mirrors checked against
-//! the C headers at compile time, and small owning wrappers whose safe methods the rest of
-//! `verbs` composes.
+//! The verbs transport's only module with `unsafe` code: librdmacm and libibverbs (Debian 12,
+//! rdma-core 44) loaded at run time with dlopen, their structures as `#[repr(C)]` mirrors
+//! checked against the C headers at compile time, and small owning wrappers whose safe methods
+//! the rest of `verbs` composes. (The harness's signal handlers are in `signals.rs`.)
 //!
 //! Layouts: every size and offset asserted below was printed by a C program compiled against
 //! /usr/include/infiniband/verbs.h and /usr/include/rdma/rdma_cma.h of rdma-core 44 on x86-64

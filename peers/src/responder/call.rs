@@ -182,6 +182,11 @@ impl Session<'_> {
                     }
                 }
             }
+            if faults.write_past_segment && chunks.writes.len() == 3 && i == 2 {
+                if let Some(s) = wc.segments().next() {
+                    self.conn.rdma_write(s.handle, s.offset.wrapping_add(s.length as u64), &[0xee; 8], deadline)?;
+                }
+            }
             let unused = segs.iter().all(|s| s.length == 0);
             if !(unused && faults.drop_unused_write_chunks) {
                 write_echo.push(segs);

@@ -153,10 +153,45 @@ crate::fault_switches! {
         v2_no_repterr = "v2-no-repterr",
         /// Report every broken transmission group as OPTRERR_BADCONT.
         v2_repterr_badcont_only = "v2-repterr-badcont-only",
+        /// Crash-like: on a Version One call with more than four write chunks, drop the
+        /// connection and refuse every later connection (a crashed or wedged server).
+        crash_on_many_write_chunks = "crash-on-many-write-chunks",
+        /// Crash-like: on a Version One read segment whose position is beyond 65536, drop the
+        /// connection and refuse every later connection.
+        crash_on_far_read_position = "crash-on-far-read-position",
+        /// Crash-like: on a Version One call whose first write chunk claims more than 4096
+        /// segments (however few follow), drop the connection and refuse every later connection.
+        crash_on_huge_segment_count = "crash-on-huge-segment-count",
+        /// With exactly three write chunks, RDMA-Write eight bytes just past the end of the
+        /// third chunk's first segment (an out-of-bounds write into the requester's memory).
+        write_past_segment = "write-past-segment",
+        /// Stop answering on this connection (but keep it up, and accept new ones) after two
+        /// messages in a row with rdma_credit zero.
+        hang_on_zero_credit_pair = "hang-on-zero-credit-pair",
     }
 }
 
+/// Messages a connection takes, with rdma_credit zero in a row, before
+/// `hang-on-zero-credit-pair` stops it answering.
+pub const HANG_ZERO_CREDIT_RUN: u32 = 2;
+/// More write chunks than this crash a responder with `crash-on-many-write-chunks`.
+pub const CRASH_WRITE_CHUNKS: usize = 4;
+/// Write chunks claiming more segments than this crash a responder with
+/// `crash-on-huge-segment-count`.
+pub const CRASH_SEGMENT_COUNT: u32 = 4096;
+/// Read positions beyond this crash a responder with `crash-on-far-read-position`.
+pub const CRASH_READ_POSITION: u32 = 65536;
+
 impl Faults {
+    /// The crash-like faults: they take the whole responder down, not one requirement.
+    pub const CRASH_LIKE: &'static [&'static str] = &[
+        "crash-on-many-write-chunks",
+        "crash-on-far-read-position",
+        "crash-on-huge-segment-count",
+        "write-past-segment",
+        "hang-on-zero-credit-pair",
+    ];
+
     /// Whether these faults let a call that breaks `rule` through (the responder otherwise
     /// answers ERR_CHUNK, RFC 8166 4.5.2).
     pub fn tolerates(&self, rule: &Rule) -> bool {
@@ -180,6 +215,13 @@ mod tests {
         for (i, f) in all.iter().enumerate() {
             assert_ne!(*f, Faults::default(), "{}", Faults::NAMES[i]);
             assert!(all[i + 1..].iter().all(|g| g != f), "{}", Faults::NAMES[i]);
+        }
+    }
+
+    #[test]
+    fn crash_like_faults_are_switches() {
+        for n in Faults::CRASH_LIKE {
+            assert!(Faults::NAMES.contains(n), "{n}");
         }
     }
 }

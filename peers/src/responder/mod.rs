@@ -8,6 +8,7 @@ pub mod faults;
 use crate::observe;
 pub mod v2;
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -88,6 +89,8 @@ pub struct Responder {
     threads: Arc<Mutex<Vec<std::thread::JoinHandle<()>>>>,
     /// The private data of the last connection (used only by the `previous-private-data` fault).
     previous_private_data: Arc<Mutex<Option<Vec<u8>>>>,
+    /// Set when a crash-like fault took this responder down: it refuses new connections.
+    down: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Responder {
@@ -98,7 +101,7 @@ impl std::fmt::Debug for Responder {
 
 impl Responder {
     pub fn new(config: Config, ulp: UlpFactory) -> Self {
-        Responder { config, ulp, threads: Arc::default(), previous_private_data: Arc::default() }
+        Responder { config, ulp, threads: Arc::default(), previous_private_data: Arc::default(), down: Arc::default() }
     }
 
     /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
@@ -157,12 +160,21 @@ impl Responder {
             own
         };
         let mut s = Session::new(&self.config, conn, (self.ulp)(), &peer_private_data);
+        s.down = self.down.clone();
         s.run();
+    }
+
+    /// Whether a crash-like fault took this responder down (it refuses new connections).
+    pub fn is_down(&self) -> bool {
+        self.down.load(Ordering::SeqCst)
     }
 }
 
 impl Listener for Responder {
     fn on_request(&mut self, _private_data: &[u8]) -> Result<Vec<u8>, String> {
+        if self.is_down() {
+            return Err("connection refused: the responder is down (crash-like fault)".into());
+        }
         Ok(self.private_data().to_vec())
     }
 
@@ -249,6 +261,12 @@ pub(crate) struct Session<'a> {
     echoed_reads: Vec<rpcrdma_codec::chunk::ReadSegment>,
     /// Where to record this connection, when observing.
     observed: Option<(Arc<observe::Log>, usize)>,
+    /// The responder's crashed flag (crash-like faults set it).
+    down: Arc<AtomicBool>,
+    /// Messages in a row with rdma_credit zero (`hang-on-zero-credit-pair`).
+    zero_credit_run: u32,
+    /// Set by `hang-on-zero-credit-pair`: messages are taken and never answered.
+    wedged: bool,
 }
 
 impl<'a> Session<'a> {
@@ -299,6 +317,9 @@ impl<'a> Session<'a> {
             echoed_reads: Vec::new(),
             previous_key: None,
             observed,
+            down: Arc::default(),
+            zero_credit_run: 0,
+            wedged: false,
         }
     }
 
@@ -356,6 +377,9 @@ impl<'a> Session<'a> {
                     // Repost before replying, so the window stays at the grant.
                     if self.conn.post_recv(receive_buffer(self.config), 1).is_err() {
                         return;
+                    }
+                    if self.wedged {
+                        continue;
                     }
                     if let Err(stop) = self.handle(&data) {
                         self.observe(observe::Observed::Stopped(stop.to_string()));
@@ -432,12 +456,23 @@ impl<'a> Session<'a> {
             return Ok(());
         }
         let Ok(fixed) = FixedFields::decode(data) else { return Ok(()) };
+        if self.config.faults.hang_on_zero_credit_pair {
+            self.zero_credit_run = if fixed.credit == 0 { self.zero_credit_run + 1 } else { 0 };
+            if self.zero_credit_run >= faults::HANG_ZERO_CREDIT_RUN {
+                self.wedged = true;
+                return Ok(());
+            }
+        }
         if fixed.vers == rpcrdma_codec::v2::VERSION && self.config.version_two {
             return v2::handle(self, data);
         }
         if fixed.vers != 1 {
             // RFC 8166 4.5.1.
             return if self.config.faults.ignore_bad_version { Ok(()) } else { self.send_err_vers(&fixed) };
+        }
+        if self.config.faults.crash_on_huge_segment_count && claims_huge_segment_count(data) {
+            self.down.store(true, Ordering::SeqCst);
+            return Err(Stop::Unsupported("a segment count (crash-like fault)"));
         }
         let msg = match Message::decode(data, &Profile::default()) {
             Ok(m) => m,
@@ -453,6 +488,10 @@ impl<'a> Session<'a> {
             Body::MsgP { .. } => return self.send_err_chunk(fixed.xid),
             Body::Msg(_) | Body::NoMsg(_) => {}
         }
+        if self.crashes_on(msg.header.body.chunks().expect("MSG or NOMSG")) {
+            self.down.store(true, Ordering::SeqCst);
+            return Err(Stop::Unsupported("a chunk list (crash-like fault)"));
+        }
         // Semantic violations of a call are XDR errors of the transport header (RFC 8166 4.5.2).
         let violations = Violations::of(&msg, Role::Call);
         if violations.iter().any(|v| !self.config.faults.tolerates(&v.rule)) {
@@ -463,6 +502,13 @@ impl<'a> Session<'a> {
         self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)
     }
 
+    /// Whether a crash-like fault takes the responder down on these chunk lists.
+    fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
+        let f = &self.config.faults;
+        f.crash_on_many_write_chunks && chunks.writes.len() > faults::CRASH_WRITE_CHUNKS
+            || f.crash_on_far_read_position && chunks.reads.segments().any(|s| s.position > faults::CRASH_READ_POSITION)
+    }
+
     /// The error for a call that cannot be served: ERR_CHUNK, or RDMA2_ERR_BAD_HEADER (its
     /// Version Two equivalent, v2-01 4.2.3).
     fn call_error(&mut self, xid: u32, framing: Framing) -> Result<(), Stop> {
@@ -471,4 +517,20 @@ impl<'a> Session<'a> {
             Framing::V2 | Framing::V2Xmt => v2::send_bad_header(self, xid),
         }
     }
+}
+
+/// Whether a Version One RDMA_MSG / RDMA_NOMSG's first write chunk claims more than
+/// [`faults::CRASH_SEGMENT_COUNT`] segments: the raw read a careless parser does before
+/// checking the count against the bytes there are (`crash-on-huge-segment-count`).
+fn claims_huge_segment_count(data: &[u8]) -> bool {
+    let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    if !matches!(word(12), Some(0 | 1)) {
+        return false;
+    }
+    let mut p = 16;
+    while word(p) == Some(1) {
+        p += 24;
+    }
+    p += 4;
+    word(p) == Some(1) && word(p + 4).is_some_and(|count| count > faults::CRASH_SEGMENT_COUNT)
 }

@@ -1,0 +1,173 @@
+//! What a case's observation means: the outcome class that is counted, the finding (if the
+//! peer did something no faithful peer does) and the coverage signatures that steer
+//! mutation (a reply's version, procedure, error code, RPC accept_stat and chunk shape).
+
+use std::collections::hash_map::DefaultHasher;
+use std::fmt;
+use std::hash::{Hash, Hasher};
+
+use rpcrdma_codec::check::{rules, Role};
+use rpcrdma_codec::v2;
+use rpcrdma_codec::Profile;
+
+use super::execute::{Liveness, Observation};
+use crate::frame::{rpc::RpcKind, v1, Frame, Header};
+
+/// The kinds of findings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Class {
+    /// The peer refused new connections (or never answered one) after the case.
+    Crash,
+    /// The peer stopped answering a live connection.
+    Hang,
+    /// The peer dropped the connection after only well-formed messages.
+    Disconnect,
+    /// The peer wrote outside the segments it was given.
+    OobWrite,
+    /// The peer RDMA-Read outside the read segments it was given (seen only where the
+    /// transport records one-sided operations: the emulated fabric).
+    OobRead,
+    /// A well-formed call got no reply while the connection lived on.
+    NoReply,
+    /// A reply broke a rule of RFC 8166 or Version Two, or did not decode.
+    Violation,
+}
+
+impl Class {
+    pub const ALL: [Class; 7] = [
+        Class::Crash,
+        Class::Hang,
+        Class::Disconnect,
+        Class::OobWrite,
+        Class::OobRead,
+        Class::NoReply,
+        Class::Violation,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Class::Crash => "crash",
+            Class::Hang => "hang",
+            Class::Disconnect => "disconnect",
+            Class::OobWrite => "oob-write",
+            Class::OobRead => "oob-read",
+            Class::NoReply => "no-reply",
+            Class::Violation => "violation",
+        }
+    }
+
+    pub fn from_name(s: &str) -> Option<Class> {
+        Class::ALL.into_iter().find(|c| c.name() == s)
+    }
+}
+
+/// A finding's kind: its class and, for violations, the rule (findings are kept once per kind).
+#[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct Kind {
+    pub class: Class,
+    pub detail: String,
+}
+
+impl fmt::Display for Kind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.detail.is_empty() {
+            f.write_str(self.class.name())
+        } else {
+            write!(f, "{}: {}", self.class.name(), self.detail)
+        }
+    }
+}
+
+/// The rules a reply breaks: the Version One check the frame carries, or the Version Two
+/// check, or `malformed` when the header did not decode.
+pub fn reply_violations(f: &Frame) -> Vec<String> {
+    match &f.header {
+        Ok(Header::V1(h)) => h.violations.iter().map(|v| v.id().to_string()).collect(),
+        Ok(Header::V2(_)) => match v2::Message::decode(f.bytes(), &Profile::default()) {
+            Ok(m) => v2::check(&m, Role::Reply).iter().map(|v| v.id().to_string()).collect(),
+            Err(e) => vec![format!("malformed-reply ({e})")],
+        },
+        // An ERR_VERS echoes the requester's unsupported rdma_vers (RFC 8166 4.5), so it
+        // decodes under no version; RFC 8166 7 fixes its layout for all of them.
+        Err(_) if f.err_vers.is_some() => {
+            let e = f.err_vers.expect("checked");
+            let mut v = Vec::new();
+            if e.low > e.high {
+                v.push(rules::VERS_RANGE.id.to_string());
+            }
+            if e.fixed.credit == 0 {
+                v.push(rules::ZERO_CREDIT_GRANT.id.to_string());
+            }
+            v
+        }
+        Err(m) => vec![format!("malformed-reply ({})", m.error)],
+    }
+}
+
+/// The finding an observation shows, if any, most severe first.
+pub fn finding(obs: &Observation) -> Option<Kind> {
+    let kind = |class: Class, detail: &str| Some(Kind { class, detail: detail.to_string() });
+    if obs.connect_failed.is_some() || obs.liveness == Liveness::Refused {
+        return kind(Class::Crash, "");
+    }
+    if obs.oob.iter().any(|o| !o.read) {
+        return kind(Class::OobWrite, "");
+    }
+    if !obs.oob.is_empty() {
+        return kind(Class::OobRead, "");
+    }
+    if obs.liveness == Liveness::Silent {
+        return kind(Class::Hang, "");
+    }
+    if obs.liveness == Liveness::Disconnected && obs.sent > 0 && obs.well_formed.iter().all(|w| *w) {
+        return kind(Class::Disconnect, "");
+    }
+    if !obs.unanswered.is_empty() {
+        return kind(Class::NoReply, "");
+    }
+    let rule = obs.replies.iter().flat_map(reply_violations).next()?;
+    let rule = rule.split(" (").next().unwrap_or(&rule).to_string();
+    kind(Class::Violation, &rule)
+}
+
+/// One reply's shape: version, procedure, error code, RPC accept_stat, chunk shape.
+fn shape(f: &Frame) -> impl Hash {
+    let fixed = f.fixed().map(|x| (x.vers, x.proc_));
+    let (err, chunks) = match &f.header {
+        Ok(Header::V1(h)) => match &h.body {
+            v1::Body::Error { code, .. } => (Some(code.0), None),
+            b => (None, b.chunks().map(|c| (c.reads.len(), c.writes.len(), c.reply.is_some()))),
+        },
+        Ok(Header::V2(h)) => match &h.body {
+            crate::frame::v2::Body::Error(e) => (Some(e.code), None),
+            _ => (None, None),
+        },
+        Err(_) => (Some(u32::MAX), None),
+    };
+    let rpc = match &f.rpc {
+        Some(Ok(r)) => match &r.kind {
+            RpcKind::Accepted(s) => format!("accepted {}", s.name()),
+            RpcKind::Denied(d) => format!("denied {d}"),
+            RpcKind::Call { .. } => "call".into(),
+        },
+        Some(Err(_)) => "undecodable".into(),
+        None => String::new(),
+    };
+    (fixed, err, chunks, rpc, f.invalidated.is_some())
+}
+
+/// The coverage signatures of a case: one per reply other than the liveness replies, and the
+/// outcome.
+pub fn signatures(obs: &Observation) -> Vec<u64> {
+    let mut out = Vec::new();
+    let h = |x: &dyn Fn(&mut DefaultHasher)| {
+        let mut s = DefaultHasher::new();
+        x(&mut s);
+        s.finish()
+    };
+    for f in &obs.replies {
+        out.push(h(&|s| shape(f).hash(s)));
+    }
+    out.push(h(&|s| (obs.liveness, obs.sent, obs.unanswered.len()).hash(s)));
+    out
+}

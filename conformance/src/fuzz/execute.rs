@@ -1,0 +1,299 @@
+//! Running one case against a peer: a fresh connection, each message's regions registered
+//! (guards and contents written), its placeholders bound and the message sent; then a
+//! liveness NULL, the replies collected (decoded once into frames by the engine's context),
+//! the guard bytes read back, and, when the peer went quiet or away, a new connection tried.
+
+use std::time::{Duration, Instant};
+
+use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::v1::{Body, Message};
+use rpcrdma_codec::Profile;
+use rpcrdma_peers::transport::{Access, Connector, Region, RemoteOp};
+
+use super::input::Wire;
+use crate::engine::{Ctx, NoMessage, Received, RunOptions};
+use crate::frame::Frame;
+
+/// What the liveness NULL after a case found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Liveness {
+    /// The NULL was answered on the same connection.
+    Answered,
+    /// The connection stayed up but the NULL was never answered (a new connection was).
+    Silent,
+    /// The connection went down (a new connection was answered).
+    Disconnected,
+    /// A new connection was refused, or accepted and never answered: crashed or wedged.
+    Refused,
+}
+
+impl Liveness {
+    pub const ALL: [Liveness; 4] = [Liveness::Answered, Liveness::Silent, Liveness::Disconnected, Liveness::Refused];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Liveness::Answered => "answered",
+            Liveness::Silent => "silent",
+            Liveness::Disconnected => "disconnected",
+            Liveness::Refused => "refused",
+        }
+    }
+}
+
+/// An access of the peer's outside every range a message let it make: bytes changed outside
+/// the write and reply segments, or (when the transport records the peer's one-sided
+/// operations, as the emulated fabric does) an RDMA Write or Read reaching outside them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct OobAccess {
+    pub message: usize,
+    pub region: usize,
+    /// Offset into the region (guard included) of the first byte outside.
+    pub at: usize,
+    /// How many bytes.
+    pub bytes: usize,
+    /// A read (else a write).
+    pub read: bool,
+}
+
+/// Everything one case produced.
+#[derive(Debug, Clone)]
+pub struct Observation {
+    pub liveness: Liveness,
+    /// Every message that came back (liveness replies included), in order.
+    pub replies: Vec<Frame>,
+    /// For each message sent: whether it was well-formed (a faithful peer must answer it
+    /// and must not drop the connection over it).
+    pub well_formed: Vec<bool>,
+    /// Well-formed messages no reply answered.
+    pub unanswered: Vec<usize>,
+    pub oob: Vec<OobAccess>,
+    /// The first connection failed (the peer was already down).
+    pub connect_failed: Option<String>,
+    /// Messages sent.
+    pub sent: usize,
+    /// The rdma_xid of the liveness NULL.
+    pub null_xid: u32,
+}
+
+/// How long to wait for the liveness reply, and how much longer before calling it silence.
+#[derive(Debug, Clone, Copy)]
+pub struct Timing {
+    pub reply: Duration,
+}
+
+/// Runs `case` over a new connection from `connector` with `options` (our sizes, credits).
+pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, case: &[Wire]) -> Observation {
+    let mut ctx = Ctx::new(connector, RunOptions { timeout: timing.reply, ..options.clone() });
+    let mut obs = Observation {
+        liveness: Liveness::Answered,
+        replies: Vec::new(),
+        well_formed: Vec::new(),
+        unanswered: Vec::new(),
+        oob: Vec::new(),
+        connect_failed: None,
+        sent: 0,
+        null_xid: 0,
+    };
+    if let Err(e) = ctx.connect() {
+        obs.connect_failed = Some(format!("{e:?}"));
+        obs.liveness = Liveness::Refused;
+        return obs;
+    }
+    let peer_receive = rpcrdma_codec::private_data::effective(ctx.peer_private_data(), &Profile::default()).params;
+    let mut regions: Vec<Vec<(Region, &Wire)>> = Vec::new();
+    // Per message, per region: what the bytes as sent let the peer write and read (byte
+    // edits can change a segment after the spec laid it out).
+    let mut granted: Vec<Vec<Grant>> = Vec::new();
+    let mut xids = Vec::new();
+    for w in case {
+        let mut mine = Vec::new();
+        for r in &w.regions {
+            let Ok(reg) = ctx.conn().register(r.contents.len() as u32, Access::READ_WRITE) else { break };
+            let _ = ctx.conn().write_local(&reg, 0, &r.contents);
+            mine.push((reg, w));
+        }
+        let bound: Vec<(u32, u64)> = mine.iter().map(|(r, _)| (r.handle, r.offset)).collect();
+        if bound.len() < w.regions.len() {
+            break;
+        }
+        let bytes = w.bind(&bound);
+        let regs: Vec<Region> = mine.iter().map(|(r, _)| *r).collect();
+        granted.push(advertised(&bytes, &regs));
+        obs.well_formed.push(well_formed(&bytes, &regs, peer_receive.receive_size() as usize));
+        xids.push(bytes.get(0..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])));
+        regions.push(mine);
+        if ctx.send(&bytes).is_err() {
+            break;
+        }
+        obs.sent += 1;
+    }
+    obs.liveness = liveness(&mut ctx, timing, &mut obs);
+    if obs.liveness == Liveness::Answered {
+        // A well-formed call's reply may still be on its way behind the NULL's.
+        let answered = |obs: &Observation, x: u32| obs.replies.iter().any(|f| f.xid() == Some(x));
+        let missing = |obs: &Observation| {
+            (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(obs, x))).count()
+        };
+        let until = Instant::now() + timing.reply / 4;
+        while missing(&obs) > 0 {
+            match ctx.recv_until(until) {
+                Received::Message(f) => obs.replies.push(f),
+                Received::Nothing(_) => break,
+            }
+        }
+        obs.unanswered =
+            (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(&obs, x))).collect();
+    }
+    // Guard bytes and read regions: nothing outside the writable ranges may change, and no
+    // one-sided operation may reach outside the ranges the message gave for it.
+    for (m, regs) in regions.iter().enumerate() {
+        for (i, (reg, w)) in regs.iter().enumerate() {
+            let Ok(now) = ctx.conn().read_local(reg) else { continue };
+            let spec = &w.regions[i];
+            let g = &granted[m][i];
+            let writable: Vec<(u32, u32)> = spec.writable.iter().chain(&g.writable).copied().collect();
+            let readable: Vec<(u32, u32)> = spec.readable.iter().chain(&g.readable).copied().collect();
+            let inside =
+                |ranges: &[(u32, u32)], at: usize| ranges.iter().any(|&(lo, hi)| at >= lo as usize && at < hi as usize);
+            let changed: Vec<usize> = (0..now.len().min(spec.contents.len()))
+                .filter(|&a| now[a] != spec.contents[a] && !inside(&writable, a))
+                .collect();
+            if let Some(&first) = changed.first() {
+                obs.oob.push(OobAccess { message: m, region: i, at: first, bytes: changed.len(), read: false });
+                continue;
+            }
+            // One-sided operations, where the transport records them (not over verbs).
+            for a in ctx.conn().accesses(reg).unwrap_or_default() {
+                let read = a.op == RemoteOp::Read;
+                let allowed = if read { &readable } else { &writable };
+                let outside: Vec<usize> =
+                    (a.at as usize..a.at as usize + a.length as usize).filter(|&b| !inside(allowed, b)).collect();
+                if let Some(&first) = outside.first() {
+                    obs.oob.push(OobAccess { message: m, region: i, at: first, bytes: outside.len(), read });
+                    break;
+                }
+            }
+        }
+    }
+    if obs.liveness != Liveness::Answered && !new_connection_answers(&mut ctx, timing) {
+        obs.liveness = Liveness::Refused;
+    }
+    obs
+}
+
+/// Sends the liveness NULL and waits for its answer, collecting every reply before it.
+fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation) -> Liveness {
+    let null = ctx.null();
+    obs.null_xid = null.xid;
+    if ctx.send(&null.msg()).is_err() {
+        return Liveness::Disconnected;
+    }
+    let mut probes = vec![null.xid];
+    // A slow peer is not a silent one: on silence, one more NULL and a longer wait.
+    for (round, wait) in [timing.reply, timing.reply * 4].into_iter().enumerate() {
+        let deadline = Instant::now() + wait;
+        loop {
+            match ctx.recv_until(deadline) {
+                Received::Message(f) => {
+                    let done = f.v1().is_some_and(|h| probes.contains(&h.xid));
+                    obs.replies.push(f);
+                    if done {
+                        return Liveness::Answered;
+                    }
+                }
+                Received::Nothing(NoMessage::Silence) => break,
+                Received::Nothing(_) => return Liveness::Disconnected,
+            }
+        }
+        if round == 0 {
+            let again = ctx.null();
+            probes.push(again.xid);
+            if ctx.send(&again.msg()).is_err() {
+                return Liveness::Disconnected;
+            }
+        }
+    }
+    Liveness::Silent
+}
+
+/// Whether a new connection's NULL is answered.
+fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing) -> bool {
+    if ctx.connect().is_err() {
+        return false;
+    }
+    let null = ctx.null();
+    if ctx.send(&null.msg()).is_err() {
+        return false;
+    }
+    let deadline = Instant::now() + timing.reply * 4;
+    loop {
+        match ctx.recv_until(deadline) {
+            Received::Message(f) if f.v1().is_some_and(|h| h.xid == null.xid) => return true,
+            Received::Message(_) => {}
+            Received::Nothing(_) => return false,
+        }
+    }
+}
+
+/// Whether `bytes` is a call a faithful responder must answer without dropping the
+/// connection: Version One RDMA_MSG or RDMA_NOMSG that decodes, breaks no RFC 8166 rule,
+/// fits the peer's receive buffer, and whose every segment lies inside a region we
+/// registered for it.
+pub fn well_formed(bytes: &[u8], regions: &[Region], peer_receive: usize) -> bool {
+    if bytes.len() > peer_receive {
+        return false;
+    }
+    let Ok(m) = Message::decode(bytes, &Profile::default()) else { return false };
+    if m.header.vers != 1 || !Violations::of(&m, Role::Call).is_empty() {
+        return false;
+    }
+    let chunks = match m.header.body {
+        Body::Msg(c) if !m.payload.is_empty() => c,
+        Body::NoMsg(c) => c,
+        _ => return false,
+    };
+    let inside = |h: u32, off: u64, len: u32| {
+        regions
+            .iter()
+            .any(|r| r.handle == h && off >= r.offset && off.saturating_add(len as u64) <= r.offset + r.length as u64)
+    };
+    chunks.reads.segments().all(|s| inside(s.target.handle, s.target.offset, s.target.length))
+        && chunks.writes.chunks().flat_map(|c| c.segments()).all(|s| inside(s.handle, s.offset, s.length))
+        && chunks.reply.iter().flat_map(|c| c.segments()).all(|s| inside(s.handle, s.offset, s.length))
+}
+
+/// The ranges of one region a message's bytes grant the peer.
+#[derive(Debug, Clone, Default)]
+struct Grant {
+    writable: Vec<(u32, u32)>,
+    readable: Vec<(u32, u32)>,
+}
+
+/// What the bytes as sent grant in each of `regions`: the segments (decoded as Version One or
+/// Two) whose handle is a region's, as ranges of it. Nothing when the bytes do not decode.
+fn advertised(bytes: &[u8], regions: &[Region]) -> Vec<Grant> {
+    let mut out = vec![Grant::default(); regions.len()];
+    let p = Profile::default();
+    let lists = match (Message::decode(bytes, &p), rpcrdma_codec::v2::Message::decode(bytes, &p)) {
+        (Ok(m), _) => m.header.body.chunks().copied(),
+        (_, Ok(m)) => m.header.body.chunks().map(|c| c.lists),
+        _ => None,
+    };
+    let Some(lists) = lists else { return out };
+    let mut grant = |s: rpcrdma_codec::chunk::Segment, write: bool| {
+        for (r, g) in regions.iter().zip(out.iter_mut()) {
+            if r.handle == s.handle && s.offset >= r.offset {
+                let lo = (s.offset - r.offset).min(r.length as u64) as u32;
+                let hi = (s.offset - r.offset).saturating_add(s.length as u64).min(r.length as u64) as u32;
+                if write { &mut g.writable } else { &mut g.readable }.push((lo, hi));
+            }
+        }
+    };
+    for s in lists.reads.segments() {
+        grant(s.target, false);
+    }
+    for s in lists.writes.chunks().flat_map(|c| c.segments()).chain(lists.reply.iter().flat_map(|c| c.segments())) {
+        grant(s, true);
+    }
+    out
+}

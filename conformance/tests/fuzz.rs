@@ -1,0 +1,275 @@
+//! The fuzzer against the embedded reference responder over the emulated fabric: from a fixed
+//! seed and within a bounded number of messages it finds each crash-like fault switched on,
+//! minimises it to one or two messages, and the reproducer replays against the faulty
+//! responder and not against the faithful one; against the faithful responder it finds
+//! nothing.
+
+use std::sync::atomic::AtomicBool;
+use std::time::Duration;
+
+use rpcrdma_codec::v1::Message;
+use rpcrdma_codec::Profile;
+use rpcrdma_conformance::engine::RunOptions;
+use rpcrdma_conformance::fuzz::{self, Class, Config, Finding, Reproducer, Target, Timing};
+use rpcrdma_peers::responder::{faults, Config as ResponderConfig, Faults, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::Connector;
+
+/// The embedded reference responder, brought up afresh on restart.
+struct Embedded {
+    faults: Faults,
+    connector: EmulatedConnector<Responder>,
+}
+
+impl Embedded {
+    fn new(faults: Faults) -> Self {
+        let connector = EmulatedConnector::new(Responder::reference(ResponderConfig {
+            faults: faults.clone(),
+            ..ResponderConfig::default()
+        }));
+        Embedded { faults, connector }
+    }
+}
+
+impl Target for Embedded {
+    fn connector(&mut self) -> &mut dyn Connector {
+        &mut self.connector
+    }
+    fn restart(&mut self) -> bool {
+        *self = Embedded::new(self.faults.clone());
+        true
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        "embedded".into()
+    }
+}
+
+fn config(seed: u64, max_messages: u64, reply: Duration) -> Config {
+    Config {
+        seed,
+        duration: Some(Duration::from_secs(120)),
+        max_messages: Some(max_messages),
+        options: RunOptions { timeout: Duration::from_secs(2), ..RunOptions::default() },
+        timing: Timing { reply },
+        minimise_budget: 200,
+        minimise_time: Duration::from_secs(60),
+        tool_version: "test".into(),
+        stop_after_findings: Some(1),
+    }
+}
+
+fn summary(r: &fuzz::Report) -> String {
+    let f: Vec<String> = r
+        .findings
+        .iter()
+        .map(|f| format!("  {} after {} messages: {}", f.reproducer.kind, f.after_messages, f.reproducer.observed))
+        .collect();
+    format!(
+        "{} messages, {} cases, outcomes {:?}, classes {:?}\n{}",
+        r.messages,
+        r.cases,
+        r.outcomes,
+        r.classes,
+        f.join("\n")
+    )
+}
+
+#[test]
+fn finds_nothing_against_the_faithful_responder() {
+    let mut t = Embedded::new(Faults::default());
+    let mut c = config(1, 1500, Duration::from_millis(300));
+    c.stop_after_findings = None;
+    let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+    assert!(r.findings.is_empty(), "false findings: {}", summary(&r));
+    assert!(r.messages >= 1500 && r.cases > 300, "{}", summary(&r));
+    // It did explore: the malformed inputs cost connections, and many reply shapes were seen.
+    assert!(r.outcomes["disconnected"] > 0, "{}", summary(&r));
+    assert!(r.signatures > 20 && r.corpus > 20, "{} signatures, corpus {}", r.signatures, r.corpus);
+}
+
+/// The message as a peer would see it, with made-up registered coordinates.
+fn decoded(r: &Reproducer, i: usize) -> Vec<u8> {
+    let w = &r.messages[i];
+    let bound: Vec<(u32, u64)> = (0..w.regions.len()).map(|k| (0x100 + k as u32, 0x10_0000 * (k as u64 + 1))).collect();
+    w.bind(&bound)
+}
+
+/// Fuzzes the responder with `fault` on from `seed` until the first finding, which must be
+/// of `class` and found within `budget` messages; its reproducer (through JSON, as in a file)
+/// must replay against that responder and not against the faithful one.
+fn finds(fault: &str, seed: u64, budget: u64, class: Class, reply: Duration) -> Finding {
+    let mut t = Embedded::new(Faults::only(fault));
+    let r = fuzz::run(&mut t, &config(seed, budget, reply), &AtomicBool::new(false), |_| {});
+    assert_eq!(r.findings.len(), 1, "{fault}: {}", summary(&r));
+    let f = r.findings[0].clone();
+    assert_eq!(f.reproducer.kind.class, class, "{fault}: {}", summary(&r));
+    assert!(f.after_messages <= budget);
+    assert!(f.minimised, "{fault}: the minimised case was not confirmed");
+    let json = serde_json::to_string(&f.reproducer.to_json()).unwrap();
+    let back = Reproducer::from_json(&serde_json::from_str(&json).unwrap()).unwrap();
+    let timing = Timing { reply };
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &back, timing);
+    assert!(hit, "{fault}: replay against the faulty responder found {got:?}");
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &back, timing);
+    assert!(!hit && got.is_none(), "{fault}: replay against the faithful responder found {got:?}");
+    f
+}
+
+fn v1(bytes: &[u8]) -> Message<'_> {
+    Message::decode(bytes, &Profile::default()).expect("the minimised message decodes")
+}
+
+#[test]
+fn finds_a_crash_on_many_write_chunks() {
+    let f = finds("crash-on-many-write-chunks", 2, 2000, Class::Crash, Duration::from_millis(300));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), 1, "{r:?}");
+    let b = decoded(r, 0);
+    let m = v1(&b);
+    let writes = m.header.body.chunks().unwrap().writes;
+    // One chunk more than the fault tolerates, and nothing else left to remove.
+    assert_eq!(writes.len(), faults::CRASH_WRITE_CHUNKS + 1);
+    assert!(writes.chunks().all(|c| c.segment_count() == 0), "segments left: {b:02x?}");
+}
+
+#[test]
+fn finds_a_crash_on_a_far_read_position() {
+    let f = finds("crash-on-far-read-position", 1, 2000, Class::Crash, Duration::from_millis(300));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), 1);
+    let b = decoded(r, 0);
+    let m = v1(&b);
+    let reads: Vec<_> = m.header.body.chunks().unwrap().reads.segments().collect();
+    assert_eq!(reads.len(), 1, "{reads:?}");
+    assert!(reads[0].position > faults::CRASH_READ_POSITION, "{reads:?}");
+}
+
+#[test]
+fn finds_a_crash_on_a_huge_segment_count() {
+    let f = finds("crash-on-huge-segment-count", 1, 2000, Class::Crash, Duration::from_millis(300));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), 1);
+    let b = decoded(r, 0);
+    // The message does not decode (the count promises more than follows), so read the
+    // write list by hand: the read list empty (the minimiser removes it), the write list
+    // present, its first chunk's count past the fault's limit.
+    let word = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+    assert!(Message::decode(&b, &Profile::default()).is_err());
+    assert_eq!((word(16), word(20)), (0, 1), "{b:02x?}");
+    assert!(word(24) > faults::CRASH_SEGMENT_COUNT, "{b:02x?}");
+}
+
+#[test]
+fn finds_a_write_past_the_segment() {
+    let f = finds("write-past-segment", 1, 2000, Class::OobWrite, Duration::from_millis(300));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), 1);
+    let b = decoded(r, 0);
+    let m = v1(&b);
+    let writes: Vec<Vec<_>> = m.header.body.chunks().unwrap().writes.chunks().map(|c| c.segments().collect()).collect();
+    assert_eq!(writes.len(), 3, "{writes:?}");
+    // The fault writes past the third chunk's first segment: that segment must remain.
+    assert_eq!(writes[2].len(), 1, "{writes:?}");
+    assert!(r.observed.contains("changed outside the advertised segments"), "{}", r.observed);
+}
+
+#[test]
+fn finds_a_read_past_a_segment() {
+    // An existing (not crash-like) fault: reads rounded up to four bytes, past the segment.
+    let f = finds("read-chunk-roundup", 1, 2000, Class::OobRead, Duration::from_millis(300));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), 1);
+    let b = decoded(r, 0);
+    let m = v1(&b);
+    let reads: Vec<_> = m.header.body.chunks().unwrap().reads.segments().collect();
+    // Only a read whose length is no multiple of four can be rounded up past its end.
+    assert!(reads.iter().any(|s| s.target.length % 4 != 0), "{reads:?}");
+    assert!(r.observed.contains("read outside the advertised segments"), "{}", r.observed);
+}
+
+#[test]
+fn finds_a_hang_on_a_zero_credit_pair() {
+    let f = finds("hang-on-zero-credit-pair", 2, 2000, Class::Hang, Duration::from_millis(250));
+    let r = &f.reproducer;
+    assert_eq!(r.messages.len(), faults::HANG_ZERO_CREDIT_RUN as usize, "{r:?}");
+    for i in 0..r.messages.len() {
+        let b = decoded(r, i);
+        assert_eq!(&b[8..12], &[0, 0, 0, 0], "message {i}: rdma_credit");
+    }
+}
+
+/// A peer nobody listens for.
+struct Nobody;
+
+impl Connector for Nobody {
+    fn connect(
+        &mut self,
+        _pd: &[u8],
+        _deadline: std::time::Instant,
+    ) -> Result<Box<dyn rpcrdma_peers::transport::Connection>, rpcrdma_peers::transport::TransportError> {
+        Err(rpcrdma_peers::transport::TransportError::Unreachable("nobody listens".into()))
+    }
+    fn describe(&self) -> String {
+        "nobody".into()
+    }
+}
+
+impl Target for Nobody {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self
+    }
+    fn restart(&mut self) -> bool {
+        false
+    }
+    fn can_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "nobody".into()
+    }
+}
+
+#[test]
+fn an_unreachable_peer_ends_the_run_before_any_case() {
+    let r = fuzz::run(&mut Nobody, &config(1, 100, Duration::from_millis(100)), &AtomicBool::new(false), |_| {});
+    assert_eq!(r.ended, fuzz::Ended::Unreachable);
+    assert_eq!((r.cases, r.messages, r.findings.len()), (0, 0, 0));
+}
+
+/// The embedded responder as if it were remote: it cannot be restarted.
+struct Unrestartable(Embedded);
+
+impl Target for Unrestartable {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.0.connector()
+    }
+    fn restart(&mut self) -> bool {
+        false
+    }
+    fn can_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "unrestartable".into()
+    }
+}
+
+#[test]
+fn a_crash_ends_the_run_when_the_peer_cannot_be_restarted() {
+    let mut t = Unrestartable(Embedded::new(Faults::only("crash-on-many-write-chunks")));
+    let mut c = config(2, 2000, Duration::from_millis(300));
+    c.stop_after_findings = None;
+    let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+    assert_eq!(r.ended, fuzz::Ended::PeerDown, "{}", summary(&r));
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    let f = &r.findings[0];
+    assert_eq!(f.reproducer.kind.class, Class::Crash);
+    // Not minimised (no fresh peer per trial): the case as it was sent.
+    assert!(!f.minimised);
+    let n = f.reproducer.messages.len();
+    assert!(n >= 1 && n <= f.reproducer.original_messages, "{n} of {}", f.reproducer.original_messages);
+    assert!(r.messages < 2000, "the run stopped at the crash");
+}

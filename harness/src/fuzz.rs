@@ -1,0 +1,307 @@
+//! `rpcrdma-harness fuzz`: the judge's structure-aware fuzzer against the embedded reference
+//! responder (over the emulated fabric, restarted after each crash) or a peer over verbs;
+//! reproducers into `--out`, a text report and `--json`.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use clap::Args;
+use rpcrdma_conformance::engine::RunOptions;
+use rpcrdma_conformance::fuzz::{self, Config, Finding, Report, Target, Timing};
+use rpcrdma_peers::responder::{Config as ResponderConfig, Faults, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::Connector;
+use serde_json::json;
+
+use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+
+#[derive(Debug, Args)]
+pub struct FuzzArgs {
+    /// Fuzz a peer over verbs instead of the embedded reference responder.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+    /// Run this long.
+    #[arg(long, value_name = "N", default_value_t = 60.0)]
+    pub seconds: f64,
+    /// The seed (a run is reproducible from it); from the clock by default, and printed.
+    #[arg(long, value_name = "S")]
+    pub seed: Option<u64>,
+    /// Where reproducer files go.
+    #[arg(long, value_name = "DIR", default_value = "fuzz-findings")]
+    pub out: PathBuf,
+    /// Stop after this many fuzz messages.
+    #[arg(long, value_name = "N")]
+    pub max_messages: Option<u64>,
+    /// Write the report as JSON here.
+    #[arg(long, value_name = "FILE")]
+    pub json: Option<PathBuf>,
+    /// Seconds to wait for the liveness NULL's reply (four times that before calling it
+    /// silence); 0.3 for the embedded responder, 1 for a peer by default.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Make the embedded responder misbehave (for testing the fuzzer itself).
+    #[arg(long, value_name = "FAULT", hide = true)]
+    pub fault: Vec<String>,
+}
+
+/// The embedded reference responder, brought up afresh on restart.
+pub struct Embedded {
+    faults: Faults,
+    connector: EmulatedConnector<Responder>,
+}
+
+impl Embedded {
+    pub fn new(faults: Faults) -> Self {
+        let config = ResponderConfig { faults: faults.clone(), ..ResponderConfig::default() };
+        Embedded { faults, connector: EmulatedConnector::new(Responder::reference(config)) }
+    }
+}
+
+impl Target for Embedded {
+    fn connector(&mut self) -> &mut dyn Connector {
+        &mut self.connector
+    }
+    fn restart(&mut self) -> bool {
+        *self = Embedded::new(self.faults.clone());
+        true
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        let on: Vec<&str> = Faults::NAMES.iter().copied().filter(|n| Faults::only(n) == self.faults).collect();
+        if self.faults == Faults::default() {
+            "embedded reference responder".into()
+        } else if on.len() == 1 {
+            format!("embedded reference responder (fault {})", on[0])
+        } else {
+            "embedded reference responder (faults)".into()
+        }
+    }
+}
+
+/// A peer over verbs: it cannot be restarted from here (the VM part will).
+pub struct Remote {
+    addr: String,
+    connector: Box<dyn Connector>,
+}
+
+impl Target for Remote {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.connector.as_mut()
+    }
+    fn restart(&mut self) -> bool {
+        false
+    }
+    fn can_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        self.addr.clone()
+    }
+}
+
+/// The target `--peer` and `--fault` name; Err(exit code) after saying why not.
+pub fn target(peer: Option<&str>, faults: &[String]) -> Result<Box<dyn Target>, i32> {
+    let mut f = Faults::default();
+    for name in faults {
+        if !f.set(name) {
+            eprintln!("error: unknown fault {name:?}; known: {}", Faults::NAMES.join(", "));
+            return Err(EXIT_USAGE);
+        }
+    }
+    match peer {
+        None => Ok(Box::new(Embedded::new(f))),
+        Some(_) if !faults.is_empty() => {
+            eprintln!("error: --fault applies to the embedded responder only");
+            Err(EXIT_USAGE)
+        }
+        Some(addr) => match crate::peer::connector(addr) {
+            Ok(c) => Ok(Box::new(Remote { addr: addr.to_string(), connector: c })),
+            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
+                eprintln!("error: {e}");
+                Err(EXIT_USAGE)
+            }
+        },
+    }
+}
+
+/// `--timeout` as given, or its default: 0.3 s for the embedded responder (it answers in
+/// microseconds; a hang costs five of these per trial), 1 s for a peer.
+pub fn default_timeout(given: Option<f64>, peer: bool) -> f64 {
+    given.unwrap_or(if peer { 1.0 } else { 0.3 })
+}
+
+/// A positive, finite number of seconds, or a usage error naming the option.
+pub fn seconds(v: f64, option: &str) -> Result<Duration, i32> {
+    if v > 0.0 && v.is_finite() && v < 1e9 {
+        Ok(Duration::from_secs_f64(v))
+    } else {
+        eprintln!("error: {option} must be a positive number of seconds");
+        Err(EXIT_USAGE)
+    }
+}
+
+fn file_name(f: &Finding, n: usize) -> String {
+    let k = &f.reproducer.kind;
+    let detail: String =
+        k.detail.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let tail = if detail.is_empty() { String::new() } else { format!("-{detail}") };
+    format!("{:03}-{}{tail}.json", n + 1, k.class.name())
+}
+
+fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
+    let path = dir.join(file_name(f, n));
+    let text = serde_json::to_string_pretty(&f.reproducer.to_json()).expect("JSON values serialize");
+    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// The report as text.
+pub fn text(r: &Report, files: &[Option<PathBuf>]) -> String {
+    let mut s = format!(
+        "fuzzed {} for {:.1} s (seed {}, ended by {}): {} messages in {} cases, {:.0} messages/s\n",
+        r.peer,
+        r.elapsed.as_secs_f64(),
+        r.seed,
+        r.ended.name(),
+        r.messages,
+        r.cases,
+        r.messages_per_second()
+    );
+    if !r.minimising.is_zero() {
+        s +=
+            &format!("(of which {:.1} s minimising findings, not counted in messages/s)\n", r.minimising.as_secs_f64());
+    }
+    let outcomes: Vec<String> = r.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    s += &format!("liveness after each case: {}\n", outcomes.join(", "));
+    let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    s += &format!("cases per finding class: {}\n", classes.join(", "));
+    s += &format!("coverage: {} reply signatures, corpus of {}\n", r.signatures, r.corpus);
+    if r.findings.is_empty() {
+        s += "no findings\n";
+    }
+    for (i, f) in r.findings.iter().enumerate() {
+        let rep = &f.reproducer;
+        s += &format!(
+            "finding {}: {} after {} messages; minimised {} -> {} message(s){}\n    {}\n",
+            i + 1,
+            rep.kind,
+            f.after_messages,
+            rep.original_messages,
+            rep.messages.len(),
+            if f.minimised { "" } else { " (not confirmed)" },
+            rep.observed
+        );
+        if let Some(Some(p)) = files.get(i) {
+            s += &format!("    reproducer: {}\n", p.display());
+        }
+    }
+    s
+}
+
+/// The report as JSON (schema `rpcrdma-harness/fuzz-report/v1`).
+pub fn json_report(r: &Report, files: &[Option<PathBuf>]) -> serde_json::Value {
+    json!({
+        "schema": "rpcrdma-harness/fuzz-report/v1",
+        "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
+        "peer": r.peer,
+        "seed": r.seed,
+        "ended": r.ended.name(),
+        "seconds": r.elapsed.as_secs_f64(),
+        "minimising_seconds": r.minimising.as_secs_f64(),
+        "cases": r.cases,
+        "messages": r.messages,
+        "messages_per_second": r.messages_per_second(),
+        "liveness": r.outcomes,
+        "finding_classes": r.classes,
+        "signatures": r.signatures,
+        "corpus": r.corpus,
+        "findings": r.findings.iter().enumerate().map(|(i, f)| json!({
+            "class": f.reproducer.kind.class.name(),
+            "detail": f.reproducer.kind.detail,
+            "observed": f.reproducer.observed,
+            "after_messages": f.after_messages,
+            "original_messages": f.reproducer.original_messages,
+            "messages": f.reproducer.messages.len(),
+            "minimised": f.minimised,
+            "reproducer": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+pub fn run(args: FuzzArgs) -> i32 {
+    let duration = match seconds(args.seconds, "--seconds") {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let reply = match seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout") {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let mut target = match target(args.peer.as_deref(), &args.fault) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("error: {}: {e}", args.out.display());
+        return EXIT_USAGE;
+    }
+    let seed =
+        args.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let config = Config {
+        seed,
+        duration: Some(duration),
+        max_messages: args.max_messages,
+        options: RunOptions { timeout: reply.max(Duration::from_secs(2)), ..RunOptions::default() },
+        timing: Timing { reply },
+        tool_version: env!("CARGO_PKG_VERSION").into(),
+        ..Config::default()
+    };
+    println!("rpcrdma-harness {} fuzzing {} (seed {seed})", env!("CARGO_PKG_VERSION"), target.describe());
+    let mut files: Vec<Option<PathBuf>> = Vec::new();
+    let mut write_failed = false;
+    let out = args.out.clone();
+    let report = fuzz::run(target.as_mut(), &config, &crate::signals::INTERRUPT, |f| {
+        let n = files.len();
+        match save(&out, f, n) {
+            Ok(p) => {
+                println!(
+                    "finding {}: {} ({} message(s)) -> {}",
+                    n + 1,
+                    f.reproducer.kind,
+                    f.reproducer.messages.len(),
+                    p.display()
+                );
+                files.push(Some(p));
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                write_failed = true;
+                files.push(None);
+            }
+        }
+    });
+    if report.ended == fuzz::Ended::Unreachable {
+        eprintln!("error: cannot reach {}", report.peer);
+        return EXIT_UNREACHABLE;
+    }
+    print!("{}", text(&report, &files));
+    if let Some(path) = &args.json {
+        let t = serde_json::to_string_pretty(&json_report(&report, &files)).expect("JSON values serialize");
+        if let Err(e) = std::fs::write(path, t + "\n") {
+            eprintln!("error: cannot write {}: {e}", path.display());
+            write_failed = true;
+        }
+    }
+    if let Some(code) = crate::signals::exit_code() {
+        return code;
+    }
+    if write_failed {
+        EXIT_USAGE
+    } else if report.findings.is_empty() {
+        EXIT_OK
+    } else {
+        EXIT_FAILED
+    }
+}

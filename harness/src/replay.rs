@@ -1,0 +1,78 @@
+//! `rpcrdma-harness replay FILE`: runs a fuzz reproducer again (against the embedded reference
+//! responder, or `--peer`) and says whether its finding reproduces: exit 1 when it does, 0
+//! when it does not.
+
+use std::path::PathBuf;
+
+use clap::Args;
+use rpcrdma_conformance::engine::RunOptions;
+use rpcrdma_conformance::fuzz::{self, Reproducer, Timing};
+
+use crate::fuzz::{default_timeout, seconds, target};
+use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+
+#[derive(Debug, Args)]
+pub struct ReplayArgs {
+    /// A reproducer file written by `fuzz`.
+    pub file: PathBuf,
+    /// Replay against a peer over verbs instead of the embedded reference responder.
+    #[arg(long, value_name = "HOST[:PORT]")]
+    pub peer: Option<String>,
+    /// Seconds to wait for the liveness NULL's reply; 0.3 for the embedded responder, 1 for
+    /// a peer by default.
+    #[arg(long, value_name = "SECS")]
+    pub timeout: Option<f64>,
+    /// Make the embedded responder misbehave (for testing the fuzzer itself).
+    #[arg(long, value_name = "FAULT", hide = true)]
+    pub fault: Vec<String>,
+}
+
+pub fn run(args: ReplayArgs) -> i32 {
+    let reply = match seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout") {
+        Ok(d) => d,
+        Err(code) => return code,
+    };
+    let text = match std::fs::read_to_string(&args.file) {
+        Ok(t) => t,
+        Err(e) => {
+            eprintln!("error: {}: {e}", args.file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let repro = match serde_json::from_str(&text).map_err(|e| e.to_string()).and_then(|v| Reproducer::from_json(&v)) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: {}: not a reproducer: {e}", args.file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let mut target = match target(args.peer.as_deref(), &args.fault) {
+        Ok(t) => t,
+        Err(code) => return code,
+    };
+    // The peer must be up before replaying (a crash reproducer would otherwise "reproduce"
+    // against a peer that was never there).
+    let probe = RunOptions { timeout: reply * 2, ..repro.options() };
+    if fuzz::execute::run(target.connector(), &probe, Timing { reply }, &[]).connect_failed.is_some() {
+        eprintln!("error: cannot reach {}", target.describe());
+        return EXIT_UNREACHABLE;
+    }
+    let (hit, got, obs) = fuzz::replay(target.as_mut(), &repro, Timing { reply });
+    println!(
+        "replaying {} ({} message(s), found by seed {} against {}) against {}",
+        args.file.display(),
+        repro.messages.len(),
+        repro.seed,
+        repro.peer,
+        target.describe()
+    );
+    println!("observed: {}", fuzz::describe(&obs));
+    if hit {
+        println!("REPRODUCED: {}", repro.kind);
+        EXIT_FAILED
+    } else {
+        let now = got.map_or("no finding".to_string(), |k| k.to_string());
+        println!("NOT REPRODUCED: expected {}, got {now}", repro.kind);
+        EXIT_OK
+    }
+}

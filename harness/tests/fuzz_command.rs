@@ -1,0 +1,127 @@
+//! `rpcrdma-harness fuzz` and `replay` end to end against the embedded reference responder:
+//! exit statuses, reproducer files that replay (exit 1) against the faulty responder and not
+//! (exit 0) against the faithful one, the JSON report, and SIGINT / SIGTERM.
+
+use std::path::PathBuf;
+use std::process::Command as StdCommand;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn harness() -> Command {
+    Command::cargo_bin("rpcrdma-harness").unwrap()
+}
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rpcrdma-fuzz-cli-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+#[test]
+fn a_bounded_run_against_the_faithful_responder_finds_nothing() {
+    let d = tmp("faithful");
+    let json = d.join("r.json");
+    let out = harness()
+        .args(["fuzz", "--seconds", "20", "--max-messages", "400", "--seed", "3", "--timeout", "0.3", "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("no findings"), "{text}");
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    assert_eq!(v["schema"], "rpcrdma-harness/fuzz-report/v1");
+    assert_eq!(v["findings"].as_array().unwrap().len(), 0);
+    assert!(v["messages"].as_u64().unwrap() >= 400, "{v}");
+    assert_eq!(v["ended"], "message limit");
+    let cases = v["cases"].as_u64().unwrap();
+    let per_outcome: u64 = v["liveness"].as_object().unwrap().values().map(|x| x.as_u64().unwrap()).sum();
+    assert_eq!(per_outcome, cases, "each case has one liveness outcome");
+    assert_eq!(std::fs::read_dir(d.join("out")).unwrap().count(), 0, "no reproducer files");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
+    let d = tmp("oob");
+    let json = d.join("r.json");
+    let out = harness()
+        .args(["fuzz", "--seconds", "20", "--max-messages", "300", "--seed", "1", "--timeout", "0.3"])
+        .args(["--fault", "write-past-segment", "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{text}");
+    assert_eq!(findings[0]["class"], "oob-write");
+    let file = PathBuf::from(findings[0]["reproducer"].as_str().unwrap());
+    let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(r["format"], "rpcrdma-fuzz-reproducer/1");
+    assert_eq!(r["seed"], 1);
+    assert_eq!(r["classification"]["class"], "oob-write");
+    assert_eq!(r["messages"].as_array().unwrap().len(), 1);
+
+    let replay = |fault: Option<&str>| {
+        let mut c = harness();
+        c.arg("replay").arg(&file).args(["--timeout", "0.3"]);
+        if let Some(f) = fault {
+            c.args(["--fault", f]);
+        }
+        c.assert()
+    };
+    let hit = replay(Some("write-past-segment")).code(1);
+    assert!(String::from_utf8_lossy(&hit.get_output().stdout).contains("REPRODUCED: oob-write"));
+    let miss = replay(None).code(0);
+    assert!(String::from_utf8_lossy(&miss.get_output().stdout).contains("NOT REPRODUCED"));
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    harness().args(["fuzz", "--seconds", "0"]).assert().code(2);
+    harness().args(["fuzz", "--seconds", "1", "--fault", "no-such-fault"]).assert().code(2);
+    harness().args(["replay", "/nonexistent/reproducer.json"]).assert().code(2);
+    let d = tmp("usage");
+    std::fs::write(d.join("bad.json"), "{\"format\": \"something-else\"}").unwrap();
+    harness().arg("replay").arg(d.join("bad.json")).assert().code(2);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+fn signalled(signal: &str, code: i32) {
+    let d = tmp(signal);
+    let json = d.join("r.json");
+    let bin = assert_cmd::cargo::cargo_bin("rpcrdma-harness");
+    let child = StdCommand::new(bin)
+        .args(["fuzz", "--seconds", "60", "--seed", "5", "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(std::time::Duration::from_millis(1500));
+    assert!(StdCommand::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().unwrap().success());
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(code), "{}", String::from_utf8_lossy(&out.stdout));
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("the report was written");
+    assert_eq!(v["ended"], "interrupted");
+    assert!(v["seconds"].as_f64().unwrap() < 30.0);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn sigint_ends_the_run_with_the_report_written() {
+    signalled("INT", 130);
+}
+
+#[test]
+fn sigterm_ends_the_run_with_the_report_written() {
+    signalled("TERM", 143);
+}
