@@ -91,7 +91,7 @@ pub fn run(args: BenchArgs) -> i32 {
         let mut xid = 0x4000_0000u32;
         conn.send(&null_call(xid)).map_err(|e| e.to_string())?;
         let grant = reply(conn.as_mut())?;
-        let window = grant.min(OUR_WINDOW).max(1);
+        let window = grant.clamp(1, OUR_WINDOW);
         drive(conn.as_mut(), window, args.warmup, &mut xid)?;
         crate::outln!(
             "peer {} grants {grant} credits; {} calls per depth after {} warm-up calls",

@@ -30,7 +30,7 @@ pub fn reply_to(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mism
                 rpcrdma_codec::ErrorKind::UnsupportedVersion { value: h.vers },
             )))
         }
-        Err(m) => return Err(Mismatch::Undecodable(m.error.clone())),
+        Err(m) => return Err(Mismatch::Undecodable(m.error)),
     };
     if h.xid != xid {
         return Err(Mismatch::WrongXid { form: "a reply".into(), got: h.xid, want: xid });
@@ -137,7 +137,7 @@ pub fn rpc_accepted(received: &Received, xid: u32, want: AcceptStat) -> Result<(
 pub fn rpc(f: &Frame) -> Result<&Rpc, Mismatch> {
     match &f.rpc {
         Some(Ok(r)) => Ok(r),
-        Some(Err(e)) => Err(Mismatch::RpcUndecodable(e.clone())),
+        Some(Err(e)) => Err(Mismatch::RpcUndecodable(*e)),
         None => Err(Mismatch::NoRpc),
     }
 }

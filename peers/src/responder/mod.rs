@@ -494,7 +494,7 @@ impl<'a> Session<'a> {
         }
         // Semantic violations of a call are XDR errors of the transport header (RFC 8166 4.5.2).
         let violations = Violations::of(&msg, Role::Call);
-        if violations.iter().any(|v| !self.config.faults.tolerates(&v.rule)) {
+        if violations.iter().any(|v| !self.config.faults.tolerates(v.rule)) {
             return self.send_err_chunk(fixed.xid);
         }
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");

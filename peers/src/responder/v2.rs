@@ -109,7 +109,7 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
         payload_offset: msg.payload_offset,
         payload: msg.payload,
     };
-    if Violations::of(&as_v1, Role::Call).iter().any(|v| !s.config.faults.tolerates(&v.rule)) {
+    if Violations::of(&as_v1, Role::Call).iter().any(|v| !s.config.faults.tolerates(v.rule)) {
         return send_bad_header(s, xid);
     }
     s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
