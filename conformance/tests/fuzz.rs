@@ -10,42 +10,9 @@ use std::time::Duration;
 use rpcrdma_codec::v1::Message;
 use rpcrdma_codec::Profile;
 use rpcrdma_conformance::engine::RunOptions;
-use rpcrdma_conformance::fuzz::{self, Class, Config, Finding, Reproducer, Target, Timing};
-use rpcrdma_peers::responder::{faults, Config as ResponderConfig, Faults, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_conformance::fuzz::{self, Class, Config, Embedded, Finding, Reproducer, Target, Timing};
+use rpcrdma_peers::responder::{faults, Faults};
 use rpcrdma_peers::transport::Connector;
-
-/// The embedded reference responder, brought up afresh on restart.
-struct Embedded {
-    faults: Faults,
-    connector: EmulatedConnector<Responder>,
-}
-
-impl Embedded {
-    fn new(faults: Faults) -> Self {
-        let connector = EmulatedConnector::new(Responder::reference(ResponderConfig {
-            faults: faults.clone(),
-            ..ResponderConfig::default()
-        }));
-        Embedded { faults, connector }
-    }
-}
-
-impl Target for Embedded {
-    fn connector(&mut self) -> &mut dyn Connector {
-        &mut self.connector
-    }
-    fn restart(&mut self) -> bool {
-        *self = Embedded::new(self.faults.clone());
-        true
-    }
-    fn can_restart(&self) -> bool {
-        true
-    }
-    fn describe(&self) -> String {
-        "embedded".into()
-    }
-}
 
 fn config(seed: u64, max_messages: u64, reply: Duration) -> Config {
     Config {

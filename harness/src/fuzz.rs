@@ -7,9 +7,8 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::engine::RunOptions;
-use rpcrdma_conformance::fuzz::{self, Config, Finding, Report, Target, Timing};
-use rpcrdma_peers::responder::{Config as ResponderConfig, Faults, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_conformance::fuzz::{self, Config, Embedded, Finding, Report, Target, Timing};
+use rpcrdma_peers::responder::Faults;
 use rpcrdma_peers::transport::Connector;
 use serde_json::json;
 
@@ -42,42 +41,6 @@ pub struct FuzzArgs {
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
-}
-
-/// The embedded reference responder, brought up afresh on restart.
-pub struct Embedded {
-    faults: Faults,
-    connector: EmulatedConnector<Responder>,
-}
-
-impl Embedded {
-    pub fn new(faults: Faults) -> Self {
-        let config = ResponderConfig { faults: faults.clone(), ..ResponderConfig::default() };
-        Embedded { faults, connector: EmulatedConnector::new(Responder::reference(config)) }
-    }
-}
-
-impl Target for Embedded {
-    fn connector(&mut self) -> &mut dyn Connector {
-        &mut self.connector
-    }
-    fn restart(&mut self) -> bool {
-        *self = Embedded::new(self.faults.clone());
-        true
-    }
-    fn can_restart(&self) -> bool {
-        true
-    }
-    fn describe(&self) -> String {
-        let on: Vec<&str> = Faults::NAMES.iter().copied().filter(|n| Faults::only(n) == self.faults).collect();
-        if self.faults == Faults::default() {
-            "embedded reference responder".into()
-        } else if on.len() == 1 {
-            format!("embedded reference responder (fault {})", on[0])
-        } else {
-            "embedded reference responder (faults)".into()
-        }
-    }
 }
 
 /// A peer over verbs: it cannot be restarted from here (the VM part will).

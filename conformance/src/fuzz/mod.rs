@@ -20,6 +20,8 @@ use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
+use rpcrdma_peers::responder::{Config as ResponderConfig, Faults, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::Connector;
 
 pub use classify::{Class, Kind};
@@ -39,6 +41,43 @@ pub trait Target {
     /// Whether [`Target::restart`] can work.
     fn can_restart(&self) -> bool;
     fn describe(&self) -> String;
+}
+
+/// The embedded reference responder over the emulated fabric, brought up afresh on restart;
+/// `faults` make it misbehave (crash-like ones included) to prove the fuzzer finds them.
+pub struct Embedded {
+    faults: Faults,
+    connector: EmulatedConnector<Responder>,
+}
+
+impl Embedded {
+    pub fn new(faults: Faults) -> Self {
+        let config = ResponderConfig { faults: faults.clone(), ..ResponderConfig::default() };
+        Embedded { faults, connector: EmulatedConnector::new(Responder::reference(config)) }
+    }
+}
+
+impl Target for Embedded {
+    fn connector(&mut self) -> &mut dyn Connector {
+        &mut self.connector
+    }
+    fn restart(&mut self) -> bool {
+        *self = Embedded::new(self.faults.clone());
+        true
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        let on: Vec<&str> = Faults::NAMES.iter().copied().filter(|n| Faults::only(n) == self.faults).collect();
+        if self.faults == Faults::default() {
+            "embedded reference responder".into()
+        } else if on.len() == 1 {
+            format!("embedded reference responder (fault {})", on[0])
+        } else {
+            "embedded reference responder (faults)".into()
+        }
+    }
 }
 
 /// Settings of a fuzz run.
