@@ -149,12 +149,26 @@ fn ctrl_c_ends_the_run_with_a_report_of_what_ran() {
     let d = tmp("sigint");
     let json = d.join("r.json");
     let bin = assert_cmd::cargo::cargo_bin("rpcrdma-harness");
-    let child =
-        StdCommand::new(bin).args(["run", "--json"]).arg(&json).stdout(std::process::Stdio::piped()).spawn().unwrap();
-    std::thread::sleep(std::time::Duration::from_millis(1500));
+    // The first check waits out its whole 2 s timeout (the responder ignores the bad version),
+    // so a signal sent once the run has started lands during it, whatever the machine's speed.
+    let mut child = StdCommand::new(bin)
+        .args(["run", "rfc8166/4.5.1/vers-mismatch", "credits", "--fault", "ignore-bad-version", "--timeout", "2"])
+        .arg("--json")
+        .arg(&json)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    std::io::BufRead::read_line(&mut stdout, &mut first).unwrap();
+    assert!(first.starts_with("rpcrdma-harness"), "{first}");
     let status = StdCommand::new("kill").args(["-INT", &child.id().to_string()]).status().unwrap();
     assert!(status.success());
-    let out = child.wait_with_output().unwrap();
+    let mut rest = Vec::new();
+    std::io::Read::read_to_end(&mut stdout, &mut rest).unwrap();
+    let code = child.wait().unwrap().code();
+    assert_eq!(code, Some(130), "an interrupted run exits 130");
+    let out = std::process::Output { status: child.wait().unwrap(), stdout: rest, stderr: Vec::new() };
     let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).expect("the report was written");
     assert_eq!(v["interrupted"], true);
     let skipped = v["summary"]["skipped"].as_u64().unwrap();
