@@ -292,31 +292,33 @@ impl ExactSizeIterator for Segments<'_> {}
 /// The write list (RFC 8166 4.3.2): validated, borrowed.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct WriteList<'a> {
-    /// The entries `1 N HLOO...`, without the terminating zero. (No count is kept: a
-    /// decoded header is returned by value, and the count is one walk of a short list away.)
+    /// The entries `1 N HLOO...`, without the terminating zero.
     entries: &'a [u8],
+    count: usize,
 }
 
 impl<'a> WriteList<'a> {
-    pub const EMPTY: WriteList<'static> = WriteList { entries: &[] };
+    pub const EMPTY: WriteList<'static> = WriteList { entries: &[], count: 0 };
 
     /// Decodes `1 N HLOO.. 1 N HLOO.. 0`; each entry consumes at least 8 bytes.
     pub fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         let start = r.position();
+        let mut count = 0;
         while r.bool("rdma_writes")? {
             WriteChunk::decode(r)?;
+            count += 1;
         }
         let all = r.since(start);
-        Ok(WriteList { entries: &all[..all.len() - 4] })
+        Ok(WriteList { entries: &all[..all.len() - 4], count })
     }
 
-    /// Number of write chunks (walks the validated list).
+    /// Number of write chunks.
     pub fn len(&self) -> usize {
-        self.chunks().count()
+        self.count
     }
 
     pub fn is_empty(&self) -> bool {
-        self.entries.is_empty()
+        self.count == 0
     }
 
     pub fn chunks(&self) -> WriteChunks<'a> {
@@ -508,6 +510,7 @@ impl<'a> ChunkLists<'a> {
         pos += 4;
         // Write list: "1 N HLOO*N" entries, then 0.
         let writes_start = pos;
+        let mut count = 0;
         loop {
             match word(buf, pos)? {
                 0 => break,
@@ -518,11 +521,12 @@ impl<'a> ChunkLists<'a> {
                         return None;
                     }
                     pos += len as usize;
+                    count += 1;
                 }
                 _ => return None,
             }
         }
-        let writes = WriteList { entries: &buf[writes_start..pos] };
+        let writes = WriteList { entries: &buf[writes_start..pos], count };
         pos += 4;
         // Reply chunk: 0, or "1 N HLOO*N".
         let reply = match word(buf, pos)? {
