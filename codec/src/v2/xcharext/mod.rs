@@ -185,7 +185,9 @@ impl<'a> XcharVal<'a> {
         let which = r.u32("xchv_which")?;
         let base = r.offset() + 4;
         let data = r.opaque(DATA, u32::MAX)?;
-        typed(which, data, base, ids)?;
+        if !one_word_value_is_valid(which, data, ids) {
+            typed(which, data, base, ids)?;
+        }
         Ok(XcharVal { which, data })
     }
 
@@ -197,6 +199,20 @@ impl<'a> XcharVal<'a> {
     /// Whether the id is in the experimental range (section 6.2).
     pub fn is_experimental(&self) -> bool {
         is_experimental(self.which)
+    }
+}
+
+/// The common case of [`typed`] without building the value: a known one-word characteristic
+/// whose word is valid. False sends the value to [`typed`], which checks it field by field.
+#[inline]
+fn one_word_value_is_valid(which: u32, data: &[u8], ids: PropertyIds) -> bool {
+    let Ok(w) = <[u8; 4]>::try_from(data) else { return false };
+    let v = u32::from_be_bytes(w);
+    match Known::from_id(which, ids) {
+        Some(Known::RbSiz | Known::RtrSupp | Known::ReqRxLim | Known::RespSxLim) => true,
+        Some(Known::ReqRemInv) => v <= 1,
+        Some(Known::Brs) => BkReqSup(v).is_known(),
+        Some(Known::RbStruct) | None => false,
     }
 }
 
