@@ -359,6 +359,7 @@ pub fn is_opttype(opttype: u32, profile: &Profile) -> bool {
 
 impl<'a> Op<'a> {
     /// Decodes the operation for `opttype`, or returns None when it is not an xcharext one.
+    #[inline]
     pub fn decode(opttype: u32, r: &mut Reader<'a>, profile: &Profile) -> Result<Option<Self>, DecodeError> {
         if !is_opttype(opttype, profile) {
             return Ok(None);
