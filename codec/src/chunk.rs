@@ -602,6 +602,7 @@ impl ChunkWriter {
 /// `rpcrdma2_segment` (rtrext's `rpcrdma1_segment`, wire notes R7): the v1 plain segment.
 impl<'a> Item<'a> for Segment {
     const MIN_LEN: usize = 16;
+    const FIXED: bool = true;
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         Ok(Segment::new(r.u32("rdma_handle")?, r.u32("rdma_length")?, r.u64("rdma_offset")?))
     }

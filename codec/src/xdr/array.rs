@@ -12,6 +12,9 @@ use crate::error::{DecodeError, EncodeError, Field};
 pub trait Item<'a>: Copy {
     /// The fewest bytes one element can take.
     const MIN_LEN: usize;
+    /// Every element takes exactly `MIN_LEN` bytes and any bytes decode (`u32`, a segment):
+    /// once the count fits the input, the elements need no reading to be valid.
+    const FIXED: bool = false;
     /// Decodes the element's structure (extension-specific typing is checked by the caller).
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError>;
     fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError>;
@@ -20,6 +23,7 @@ pub trait Item<'a>: Copy {
 
 impl<'a> Item<'a> for u32 {
     const MIN_LEN: usize = 4;
+    const FIXED: bool = true;
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         r.u32("element")
     }
@@ -59,6 +63,13 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     /// Decodes a count (checked against the bytes left, in `field`) and its elements.
     pub fn decode(r: &mut Reader<'a>, field: Field) -> Result<Self, DecodeError> {
+        if T::FIXED {
+            // The count check is the whole validation: the elements fill count * MIN_LEN bytes.
+            let count = r.count(field, T::MIN_LEN)?;
+            let base = r.offset();
+            let bytes = r.take(count as usize * T::MIN_LEN, field)?;
+            return Ok(Array { repr: Repr::Wire { bytes, count, base } });
+        }
         Self::decode_with(r, field, T::decode)
     }
 
