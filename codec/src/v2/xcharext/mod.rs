@@ -182,6 +182,16 @@ impl<'a> XcharVal<'a> {
 
     /// Decodes an xcharval and, when its id is known under `ids`, checks its value.
     pub fn decode_checked(r: &mut Reader<'a>, ids: PropertyIds) -> Result<Self, DecodeError> {
+        // The common case in one step: a one-word value (id, length 4, the word) that is valid.
+        let rest = r.rest();
+        if let Some(b) = rest.first_chunk::<12>() {
+            let which = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            let data = &rest[8..12];
+            if b[4..8] == [0, 0, 0, 4] && one_word_value_is_valid(which, data, ids) {
+                r.advance(12);
+                return Ok(XcharVal { which, data });
+            }
+        }
         let which = r.u32("xchv_which")?;
         let base = r.offset() + 4;
         let data = r.opaque(DATA, u32::MAX)?;
