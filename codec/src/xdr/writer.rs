@@ -100,6 +100,11 @@ impl<'a> Writer<'a> {
     pub fn opaque(&mut self, data: &[u8]) -> Result<(), EncodeError> {
         let len =
             u32::try_from(data.len()).map_err(|_| EncodeError { needed: usize::MAX, available: self.buf.len() })?;
+        // One word of data (most xcharval values): length and word as one fixed-size write.
+        if let Ok(d) = <&[u8; 4]>::try_from(data) {
+            let [l0, l1, l2, l3] = len.to_be_bytes();
+            return self.array([l0, l1, l2, l3, d[0], d[1], d[2], d[3]]);
+        }
         self.u32(len)?;
         self.bytes(data)?;
         self.zeros(pad4(data.len()))
