@@ -37,8 +37,9 @@ impl Segment {
         Segment { handle: w(0), length: w(4), offset: (w(8) as u64) << 32 | w(12) as u64 }
     }
 
+    #[inline]
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.bytes(&self.to_bytes())
+        w.array(self.to_bytes())
     }
 
     /// The 16 bytes of the segment on the wire ("HLOO").

@@ -54,7 +54,7 @@ impl<'a> Writer<'a> {
 
     /// A fixed-size piece: one length comparison, a fixed-size copy.
     #[inline(always)]
-    fn array<const N: usize>(&mut self, b: [u8; N]) -> Result<(), EncodeError> {
+    pub(crate) fn array<const N: usize>(&mut self, b: [u8; N]) -> Result<(), EncodeError> {
         match self.buf.get_mut(self.pos..).and_then(|r| r.first_chunk_mut::<N>()) {
             Some(out) => {
                 *out = b;
@@ -81,8 +81,11 @@ impl<'a> Writer<'a> {
     }
 
     /// `n` zero bytes.
-    #[inline]
+    #[inline(always)]
     pub fn zeros(&mut self, n: usize) -> Result<(), EncodeError> {
+        if n == 0 {
+            return Ok(());
+        }
         self.room(n)?;
         if n <= 3 {
             // An XDR pad: at most three bytes, without a call to memset.
