@@ -37,8 +37,9 @@ impl<'a> Item<'a> for u32 {
 
 #[derive(Clone, Copy)]
 enum Repr<'a, T> {
-    /// Validated bytes of `count` elements (count word excluded), first byte at `base`.
-    Wire { bytes: &'a [u8], count: u32, base: usize },
+    /// Validated bytes of `count` elements (count word excluded). Their offset in the
+    /// message is not kept: re-reading validated elements cannot fail, so no error needs it.
+    Wire { bytes: &'a [u8], count: u32 },
     /// Plain values, for building.
     Slice(&'a [T]),
 }
@@ -66,9 +67,8 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         if T::FIXED {
             // The count check is the whole validation: the elements fill count * MIN_LEN bytes.
             let count = r.count(field, T::MIN_LEN)?;
-            let base = r.offset();
             let bytes = r.take(count as usize * T::MIN_LEN, field)?;
-            return Ok(Array { repr: Repr::Wire { bytes, count, base } });
+            return Ok(Array { repr: Repr::Wire { bytes, count } });
         }
         Self::decode_with(r, field, T::decode)
     }
@@ -79,11 +79,11 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         F: FnMut(&mut Reader<'a>) -> Result<T, DecodeError>,
     {
         let count = r.count(field, T::MIN_LEN)?;
-        let (start, base) = (r.position(), r.offset());
+        let start = r.position();
         for _ in 0..count {
             item(r)?;
         }
-        Ok(Array { repr: Repr::Wire { bytes: r.since(start), count, base } })
+        Ok(Array { repr: Repr::Wire { bytes: r.since(start), count } })
     }
 
     pub fn len(&self) -> usize {
@@ -99,9 +99,7 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     pub fn iter(&self) -> ArrayIter<'a, T> {
         match self.repr {
-            Repr::Wire { bytes, count, base } => {
-                ArrayIter { inner: IterRepr::Wire { r: Reader::with_base(bytes, base), left: count } }
-            }
+            Repr::Wire { bytes, count } => ArrayIter { inner: IterRepr::Wire { r: Reader::new(bytes), left: count } },
             Repr::Slice(s) => ArrayIter { inner: IterRepr::Slice(s.iter()) },
         }
     }
