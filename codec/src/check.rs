@@ -308,7 +308,7 @@ impl Default for Violations {
 }
 
 impl Violations {
-    pub const CAPACITY: usize = 16;
+    pub const CAPACITY: usize = 8;
 
     /// Runs [`check`] and collects what it reports.
     #[inline]

@@ -37,8 +37,9 @@ impl Segment {
         Segment { handle: w(0), length: w(4), offset: (w(8) as u64) << 32 | w(12) as u64 }
     }
 
+    #[inline]
     pub fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError> {
-        w.bytes(&self.to_bytes())
+        w.array(self.to_bytes())
     }
 
     /// The 16 bytes of the segment on the wire ("HLOO").
@@ -602,6 +603,7 @@ impl ChunkWriter {
 /// `rpcrdma2_segment` (rtrext's `rpcrdma1_segment`, wire notes R7): the v1 plain segment.
 impl<'a> Item<'a> for Segment {
     const MIN_LEN: usize = 16;
+    const FIXED: bool = true;
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         Ok(Segment::new(r.u32("rdma_handle")?, r.u32("rdma_length")?, r.u64("rdma_offset")?))
     }

@@ -25,6 +25,7 @@ pub enum OptInfo<'a> {
 impl<'a> OptInfo<'a> {
     /// Decodes `data` (the optinfo bytes, first byte at absolute offset `base`) for `opttype`.
     /// A known operation must fill the opaque exactly (wire notes 1.5).
+    #[inline]
     pub fn decode(opttype: u32, data: &'a [u8], base: usize, profile: &Profile) -> Result<Self, DecodeError> {
         let mut r = Reader::with_base(data, base);
         let info = if let Some(op) = xcharext::Op::decode(opttype, &mut r, profile)? {
@@ -85,6 +86,7 @@ pub struct Optional<'a> {
 }
 
 impl<'a> Optional<'a> {
+    #[inline]
     pub fn decode(r: &mut Reader<'a>, profile: &Profile) -> Result<Self, DecodeError> {
         let dir = match profile.v2_envelope {
             V2Envelope::Draft01 => Some(MsgType::decode(r, "rdma_optdir")?),

@@ -12,6 +12,9 @@ use crate::error::{DecodeError, EncodeError, Field};
 pub trait Item<'a>: Copy {
     /// The fewest bytes one element can take.
     const MIN_LEN: usize;
+    /// Every element takes exactly `MIN_LEN` bytes and any bytes decode (`u32`, a segment):
+    /// once the count fits the input, the elements need no reading to be valid.
+    const FIXED: bool = false;
     /// Decodes the element's structure (extension-specific typing is checked by the caller).
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError>;
     fn encode(&self, w: &mut Writer<'_>) -> Result<(), EncodeError>;
@@ -20,6 +23,7 @@ pub trait Item<'a>: Copy {
 
 impl<'a> Item<'a> for u32 {
     const MIN_LEN: usize = 4;
+    const FIXED: bool = true;
     fn decode(r: &mut Reader<'a>) -> Result<Self, DecodeError> {
         r.u32("element")
     }
@@ -33,8 +37,9 @@ impl<'a> Item<'a> for u32 {
 
 #[derive(Clone, Copy)]
 enum Repr<'a, T> {
-    /// Validated bytes of `count` elements (count word excluded), first byte at `base`.
-    Wire { bytes: &'a [u8], count: u32, base: usize },
+    /// Validated bytes of `count` elements (count word excluded). Their offset in the
+    /// message is not kept: re-reading validated elements cannot fail, so no error needs it.
+    Wire { bytes: &'a [u8], count: u32 },
     /// Plain values, for building.
     Slice(&'a [T]),
 }
@@ -59,6 +64,12 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     /// Decodes a count (checked against the bytes left, in `field`) and its elements.
     pub fn decode(r: &mut Reader<'a>, field: Field) -> Result<Self, DecodeError> {
+        if T::FIXED {
+            // The count check is the whole validation: the elements fill count * MIN_LEN bytes.
+            let count = r.count(field, T::MIN_LEN)?;
+            let bytes = r.take(count as usize * T::MIN_LEN, field)?;
+            return Ok(Array { repr: Repr::Wire { bytes, count } });
+        }
         Self::decode_with(r, field, T::decode)
     }
 
@@ -68,11 +79,11 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         F: FnMut(&mut Reader<'a>) -> Result<T, DecodeError>,
     {
         let count = r.count(field, T::MIN_LEN)?;
-        let (start, base) = (r.position(), r.offset());
+        let start = r.position();
         for _ in 0..count {
             item(r)?;
         }
-        Ok(Array { repr: Repr::Wire { bytes: r.since(start), count, base } })
+        Ok(Array { repr: Repr::Wire { bytes: r.since(start), count } })
     }
 
     pub fn len(&self) -> usize {
@@ -88,9 +99,7 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     pub fn iter(&self) -> ArrayIter<'a, T> {
         match self.repr {
-            Repr::Wire { bytes, count, base } => {
-                ArrayIter { inner: IterRepr::Wire { r: Reader::with_base(bytes, base), left: count } }
-            }
+            Repr::Wire { bytes, count } => ArrayIter { inner: IterRepr::Wire { r: Reader::new(bytes), left: count } },
             Repr::Slice(s) => ArrayIter { inner: IterRepr::Slice(s.iter()) },
         }
     }

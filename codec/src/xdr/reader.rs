@@ -54,6 +54,13 @@ impl<'a> Reader<'a> {
         self.remaining() == 0
     }
 
+    /// Skips `n` bytes the caller has already read through [`Reader::rest`] (never past the
+    /// end).
+    #[inline]
+    pub(crate) fn advance(&mut self, n: usize) {
+        self.pos = (self.pos + n).min(self.buf.len());
+    }
+
     /// Everything not yet read.
     pub fn rest(&self) -> &'a [u8] {
         &self.buf[self.pos..]

@@ -41,19 +41,38 @@ impl<'a> Writer<'a> {
     #[inline]
     pub fn bytes(&mut self, b: &[u8]) -> Result<(), EncodeError> {
         self.room(b.len())?;
-        self.buf[self.pos..self.pos + b.len()].copy_from_slice(b);
+        let out = &mut self.buf[self.pos..self.pos + b.len()];
+        // One-word data (most xcharval values) is copied inline: a call to memcpy costs more
+        // than the copy.
+        match (<&mut [u8; 4]>::try_from(&mut *out), <&[u8; 4]>::try_from(b)) {
+            (Ok(o), Ok(i)) => *o = *i,
+            _ => out.copy_from_slice(b),
+        }
         self.pos += b.len();
         Ok(())
     }
 
+    /// A fixed-size piece: one length comparison, a fixed-size copy.
+    #[inline(always)]
+    pub(crate) fn array<const N: usize>(&mut self, b: [u8; N]) -> Result<(), EncodeError> {
+        match self.buf.get_mut(self.pos..).and_then(|r| r.first_chunk_mut::<N>()) {
+            Some(out) => {
+                *out = b;
+                self.pos += N;
+                Ok(())
+            }
+            None => Err(EncodeError { needed: self.pos + N, available: self.buf.len() }),
+        }
+    }
+
     #[inline]
     pub fn u32(&mut self, v: u32) -> Result<(), EncodeError> {
-        self.bytes(&v.to_be_bytes())
+        self.array(v.to_be_bytes())
     }
 
     #[inline]
     pub fn u64(&mut self, v: u64) -> Result<(), EncodeError> {
-        self.bytes(&v.to_be_bytes())
+        self.array(v.to_be_bytes())
     }
 
     #[inline]
@@ -62,9 +81,20 @@ impl<'a> Writer<'a> {
     }
 
     /// `n` zero bytes.
+    #[inline(always)]
     pub fn zeros(&mut self, n: usize) -> Result<(), EncodeError> {
+        if n == 0 {
+            return Ok(());
+        }
         self.room(n)?;
-        self.buf[self.pos..self.pos + n].fill(0);
+        if n <= 3 {
+            // An XDR pad: at most three bytes, without a call to memset.
+            for o in &mut self.buf[self.pos..self.pos + n] {
+                *o = 0;
+            }
+        } else {
+            self.buf[self.pos..self.pos + n].fill(0);
+        }
         self.pos += n;
         Ok(())
     }
@@ -73,6 +103,11 @@ impl<'a> Writer<'a> {
     pub fn opaque(&mut self, data: &[u8]) -> Result<(), EncodeError> {
         let len =
             u32::try_from(data.len()).map_err(|_| EncodeError { needed: usize::MAX, available: self.buf.len() })?;
+        // One word of data (most xcharval values): length and word as one fixed-size write.
+        if let Ok(d) = <&[u8; 4]>::try_from(data) {
+            let [l0, l1, l2, l3] = len.to_be_bytes();
+            return self.array([l0, l1, l2, l3, d[0], d[1], d[2], d[3]]);
+        }
         self.u32(len)?;
         self.bytes(data)?;
         self.zeros(pad4(data.len()))

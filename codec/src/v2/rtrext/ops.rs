@@ -192,6 +192,7 @@ pub enum Op<'a> {
 
 impl<'a> Op<'a> {
     /// Decodes the operation for `opttype`, or returns None when it is not an rtrext one.
+    #[inline]
     pub fn decode(opttype: u32, r: &mut Reader<'a>, profile: &Profile) -> Result<Option<Self>, DecodeError> {
         let Some(kind) = OpKind::from_opttype(opttype, profile.rtrext_opttypes) else { return Ok(None) };
         Ok(Some(match kind {

@@ -182,10 +182,22 @@ impl<'a> XcharVal<'a> {
 
     /// Decodes an xcharval and, when its id is known under `ids`, checks its value.
     pub fn decode_checked(r: &mut Reader<'a>, ids: PropertyIds) -> Result<Self, DecodeError> {
+        // The common case in one step: a one-word value (id, length 4, the word) that is valid.
+        let rest = r.rest();
+        if let Some(b) = rest.first_chunk::<12>() {
+            let which = u32::from_be_bytes([b[0], b[1], b[2], b[3]]);
+            let data = &rest[8..12];
+            if b[4..8] == [0, 0, 0, 4] && one_word_value_is_valid(which, data, ids) {
+                r.advance(12);
+                return Ok(XcharVal { which, data });
+            }
+        }
         let which = r.u32("xchv_which")?;
         let base = r.offset() + 4;
         let data = r.opaque(DATA, u32::MAX)?;
-        typed(which, data, base, ids)?;
+        if !one_word_value_is_valid(which, data, ids) {
+            typed(which, data, base, ids)?;
+        }
         Ok(XcharVal { which, data })
     }
 
@@ -197,6 +209,20 @@ impl<'a> XcharVal<'a> {
     /// Whether the id is in the experimental range (section 6.2).
     pub fn is_experimental(&self) -> bool {
         is_experimental(self.which)
+    }
+}
+
+/// The common case of [`typed`] without building the value: a known one-word characteristic
+/// whose word is valid. False sends the value to [`typed`], which checks it field by field.
+#[inline]
+fn one_word_value_is_valid(which: u32, data: &[u8], ids: PropertyIds) -> bool {
+    let Ok(w) = <[u8; 4]>::try_from(data) else { return false };
+    let v = u32::from_be_bytes(w);
+    match Known::from_id(which, ids) {
+        Some(Known::RbSiz | Known::RtrSupp | Known::ReqRxLim | Known::RespSxLim) => true,
+        Some(Known::ReqRemInv) => v <= 1,
+        Some(Known::Brs) => BkReqSup(v).is_known(),
+        Some(Known::RbStruct) | None => false,
     }
 }
 
@@ -343,6 +369,7 @@ pub fn is_opttype(opttype: u32, profile: &Profile) -> bool {
 
 impl<'a> Op<'a> {
     /// Decodes the operation for `opttype`, or returns None when it is not an xcharext one.
+    #[inline]
     pub fn decode(opttype: u32, r: &mut Reader<'a>, profile: &Profile) -> Result<Option<Self>, DecodeError> {
         if !is_opttype(opttype, profile) {
             return Ok(None);
