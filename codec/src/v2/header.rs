@@ -1,6 +1,6 @@
 //! The Version Two header and body union (`rpcrdma2_xprt_hdr`, `rpcrdma2_body`): decoding,
 //! encoding and the one-line summary. RDMA2_OPTIONAL bodies are decoded by
-//! [`xcharext`](super::xcharext) and [`rtrext`](super::rtrext) from a sub-reader over
+//! [`super::xcharext`] and [`super::rtrext`] from a sub-reader over
 //! `rdma_optinfo`, which they must fill exactly.
 
 use core::fmt;

@@ -6,6 +6,10 @@
 use crate::error::{DecodeError, EncodeError};
 use crate::xdr::{Item, Reader, Writer};
 
+mod write;
+pub use write::ChunkWriter;
+pub(crate) use write::{be_words, Put};
+
 /// Bytes of a plain segment: handle, length, offset (RFC 8166 4.7 "HLOO").
 pub const SEGMENT_LEN: usize = 16;
 /// Bytes of a read-list entry: discriminator, position and a plain segment ("1 PHLOO").
@@ -399,91 +403,6 @@ impl<'a> ChunkLists<'a> {
     }
 }
 
-/// A cursor writing into a buffer the caller has already sized: the fast path of encoding.
-/// Each write returns None instead of an error; the caller then runs the precise `Writer`
-/// path, which reports how many bytes were needed.
-/// The unwritten part shrinks with each write: one length comparison per write.
-#[derive(Debug)]
-pub(crate) struct Put<'b> {
-    rest: &'b mut [u8],
-    len: usize,
-}
-
-impl<'b> Put<'b> {
-    #[inline(always)]
-    pub(crate) fn new(out: &'b mut [u8]) -> Self {
-        Put { len: out.len(), rest: out }
-    }
-
-    /// Bytes written so far.
-    #[inline(always)]
-    pub(crate) fn pos(&self) -> usize {
-        self.len - self.rest.len()
-    }
-
-    /// Writes a fixed-size piece (built in registers by the caller).
-    #[inline(always)]
-    pub(crate) fn array<const N: usize>(&mut self, b: [u8; N]) -> Option<()> {
-        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
-        *head = b;
-        self.rest = tail;
-        Some(())
-    }
-
-    /// Fills the next `N` bytes in place with `f`.
-    #[inline(always)]
-    pub(crate) fn with<const N: usize>(&mut self, f: impl FnOnce(&mut [u8; N])) -> Option<()> {
-        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
-        f(head);
-        self.rest = tail;
-        Some(())
-    }
-
-    #[inline(always)]
-    pub(crate) fn bytes(&mut self, b: &[u8]) -> Option<()> {
-        if self.rest.len() < b.len() {
-            return None;
-        }
-        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut(b.len());
-        head.copy_from_slice(b);
-        self.rest = tail;
-        Some(())
-    }
-
-    #[inline(always)]
-    pub(crate) fn u32(&mut self, v: u32) -> Option<()> {
-        self.array(v.to_be_bytes())
-    }
-}
-
-/// Big-endian words as one array (one write for several fixed fields).
-#[inline(always)]
-pub(crate) fn be_words<const W: usize, const N: usize>(words: [u32; W]) -> [u8; N] {
-    const { assert!(N == 4 * W) };
-    let mut b = [0u8; N];
-    for (i, w) in words.iter().enumerate() {
-        b[4 * i..4 * i + 4].copy_from_slice(&w.to_be_bytes());
-    }
-    b
-}
-
-impl ChunkLists<'_> {
-    /// Fast-path encoding of the three lists (see [`Put`]).
-    #[inline]
-    pub(crate) fn put(&self, p: &mut Put<'_>) -> Option<()> {
-        p.bytes(self.reads.entries)?;
-        p.u32(0)?;
-        p.bytes(self.writes.entries)?;
-        match &self.reply {
-            Some(c) => {
-                p.array::<12>(be_words([0, 1, c.segment_count() as u32]))?;
-                p.bytes(c.segments)
-            }
-            None => p.array::<8>(be_words([0, 0])),
-        }
-    }
-}
-
 /// The big-endian word at `at`, if the buffer holds it.
 #[inline(always)]
 pub(crate) fn word(buf: &[u8], at: usize) -> Option<u32> {
@@ -551,55 +470,6 @@ impl<'a> ChunkLists<'a> {
     }
 }
 
-/// Writes chunk lists from plain values, for senders that build headers rather than echo
-/// decoded ones. Each method writes one list; call them in order: reads, writes, reply.
-#[derive(Debug)]
-pub struct ChunkWriter;
-
-impl ChunkWriter {
-    /// A read list from segments in list order.
-    pub fn read_list<I>(w: &mut Writer<'_>, segments: I) -> Result<(), EncodeError>
-    where
-        I: IntoIterator<Item = ReadSegment>,
-    {
-        for s in segments {
-            w.u32(1)?;
-            w.u32(s.position)?;
-            s.target.encode(w)?;
-        }
-        w.u32(0)
-    }
-
-    /// A write list from chunks, each a slice of segments.
-    pub fn write_list(w: &mut Writer<'_>, chunks: &[&[Segment]]) -> Result<(), EncodeError> {
-        for chunk in chunks {
-            w.u32(1)?;
-            Self::counted_segments(w, chunk)?;
-        }
-        w.u32(0)
-    }
-
-    /// The reply chunk slot: absent, or present with these segments.
-    pub fn reply_chunk(w: &mut Writer<'_>, reply: Option<&[Segment]>) -> Result<(), EncodeError> {
-        match reply {
-            None => w.u32(0),
-            Some(segs) => {
-                w.u32(1)?;
-                Self::counted_segments(w, segs)
-            }
-        }
-    }
-
-    /// A counted segment array (`xdr_write_chunk`).
-    pub fn counted_segments(w: &mut Writer<'_>, segs: &[Segment]) -> Result<(), EncodeError> {
-        w.u32(segs.len() as u32)?;
-        for s in segs {
-            s.encode(w)?;
-        }
-        Ok(())
-    }
-}
-
 /// `rpcrdma2_segment` (rtrext's `rpcrdma1_segment`, wire notes R7): the v1 plain segment.
 impl<'a> Item<'a> for Segment {
     const MIN_LEN: usize = 16;
@@ -620,96 +490,4 @@ crate::xdr::impl_encode! {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::error::ErrorKind;
-
-    fn words(ws: &[u32]) -> std::vec::Vec<u8> {
-        ws.iter().flat_map(|w| w.to_be_bytes()).collect()
-    }
-
-    // RFC 8166 4.7: "A Read chunk ... 1 PHLOO 1 PHLOO 1 PHLOO 0".
-    #[test]
-    fn read_list_groups_segments_by_position() {
-        let b = words(&[1, 0, 7, 100, 0, 0x1000, 1, 0, 8, 3, 0, 0x2000, 1, 12, 9, 5, 1, 2, 0]);
-        let mut r = Reader::new(&b);
-        let list = ReadList::decode(&mut r).unwrap();
-        assert!(r.is_empty());
-        assert_eq!(list.len(), 3);
-        let chunks: std::vec::Vec<_> = list.chunks().collect();
-        assert_eq!(chunks.len(), 2);
-        assert_eq!(chunks[0].position, 0);
-        assert_eq!(chunks[0].segment_count(), 2);
-        assert_eq!(chunks[0].length(), 103);
-        assert_eq!(chunks[1].segments().next(), Some(Segment::new(9, 5, 0x1_0000_0002)));
-        assert_eq!(list.position_zero().unwrap().length(), 103);
-    }
-
-    // RFC 8166 4.7: Write list "1 3 HLOO HLOO HLOO 1 2 HLOO HLOO 0".
-    #[test]
-    fn write_list_of_counted_arrays() {
-        let mut ws = std::vec![1, 3];
-        for i in 0..3 {
-            ws.extend([10 + i, 4096, 0, i * 4096]);
-        }
-        ws.extend([1, 2, 20, 512, 0, 0, 21, 0, 0, 0, 0]);
-        let b = words(&ws);
-        let mut r = Reader::new(&b);
-        let list = WriteList::decode(&mut r).unwrap();
-        assert!(r.is_empty());
-        assert_eq!(list.len(), 2);
-        let c: std::vec::Vec<_> = list.chunks().collect();
-        assert_eq!(c[0].segment_count(), 3);
-        assert_eq!(c[0].length(), 3 * 4096);
-        assert_eq!(c[1].segments().nth(1), Some(Segment::new(21, 0, 0)));
-        let mut out = [0u8; 128];
-        let mut w = Writer::new(&mut out);
-        list.encode(&mut w).unwrap();
-        assert_eq!(w.written(), &b[..]);
-    }
-
-    #[test]
-    fn unused_and_empty_write_chunks() {
-        let b = words(&[2, 1, 0, 0, 0, 2, 0, 0, 0]);
-        let c = WriteChunk::decode(&mut Reader::new(&b)).unwrap();
-        assert!(c.is_unused());
-        let zero = words(&[0]);
-        let e = WriteChunk::decode(&mut Reader::new(&zero)).unwrap();
-        assert_eq!(e.segment_count(), 0);
-        assert!(!e.is_unused());
-    }
-
-    #[test]
-    fn no_chunks_is_three_zero_words() {
-        let b = words(&[0, 0, 0]);
-        let mut r = Reader::new(&b);
-        let c = ChunkLists::decode(&mut r).unwrap();
-        assert!(c.is_empty());
-        assert_eq!(c.encoded_len(), 12);
-    }
-
-    #[test]
-    fn huge_reply_count_fails_at_count_word() {
-        let b = words(&[0, 0, 1, 0xffff_ffff, 0]);
-        let e = ChunkLists::decode(&mut Reader::with_base(&b, 16)).unwrap_err();
-        assert_eq!(e.field, "target");
-        assert_eq!(e.offset, 28);
-        assert!(matches!(e.kind, ErrorKind::CountExceedsInput { count: u32::MAX, .. }));
-    }
-
-    #[test]
-    fn chunk_writer_matches_decoder() {
-        let mut out = [0u8; 256];
-        let mut w = Writer::new(&mut out);
-        ChunkWriter::read_list(&mut w, [ReadSegment::new(0, 1, 2, 3)]).unwrap();
-        ChunkWriter::write_list(&mut w, &[&[Segment::new(4, 5, 6)]]).unwrap();
-        ChunkWriter::reply_chunk(&mut w, Some(&[Segment::new(7, 8, 9)])).unwrap();
-        let n = w.len();
-        let mut r = Reader::new(&out[..n]);
-        let c = ChunkLists::decode(&mut r).unwrap();
-        assert_eq!(c.reads.segments().next(), Some(ReadSegment::new(0, 1, 2, 3)));
-        assert_eq!(c.writes.chunks().next().unwrap().segments().next(), Some(Segment::new(4, 5, 6)));
-        assert_eq!(c.reply.unwrap().segments().next(), Some(Segment::new(7, 8, 9)));
-        assert_eq!(c.encoded_len(), n);
-    }
-}
+mod tests;
