@@ -13,6 +13,11 @@ step() {
 step rdma sh -c 'modprobe rdma_rxe && modprobe ib_uverbs && modprobe rdma_ucm'
 step netdev sh -c "modprobe dummy; ip link show dummy0 >/dev/null 2>&1 || ip link add dummy0 type dummy; ip addr add $IP/24 dev dummy0 && ip link set dummy0 up"
 step rxe sh -c 'rdma link add rxe0 type rxe netdev dummy0'
+# Soft-iWARP (SIW=1 on the kernel command line, an image built with SIW=1): siw on a second
+# dummy netdev with its own address, so RDMA-CM resolves each address to one device.
+if [ "${SIW:-0}" = 1 ]; then
+  step siw sh -c "modprobe siw && ip link add dummy1 type dummy && ip addr add ${SIW_IP:-10.55.1.1}/24 dev dummy1 && ip link set dummy1 up && rdma link add siw0 type siw netdev dummy1"
+fi
 step nfsd sh -c '
   modprobe nfsd && modprobe rpcrdma &&
   mount -t nfsd nfsd /proc/fs/nfsd &&
@@ -24,4 +29,5 @@ step nfsd sh -c '
   echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null;
   rpc.nfsd 4 &&
   echo "rdma 20049" > /proc/fs/nfsd/portlist'
+[ "${SIW:-0}" = 1 ] && IP=${SIW_IP:-10.55.1.1}
 echo "@@PEER_READY ip=$IP port=20049 kernel=$(uname -r) up=$(cut -d' ' -f1 /proc/uptime)"
