@@ -957,6 +957,11 @@ impl CmId {
                     Some(k) => {
                         wr.opcode = IBV_WR_SEND_WITH_INV;
                         wr.invalidate_rkey = k;
+                        // rdma-core's siw provider (providers/siw/siw.c push_send_wqe()) takes
+                        // the STag to invalidate from wr.rdma.rkey, never from invalidate_rkey,
+                        // so it would send STag 0 and the peer's siw answers with a TERMINATE.
+                        // Other providers ignore wr.rdma for a Send: set both.
+                        wr.rdma_rkey = k;
                     }
                     None => wr.opcode = IBV_WR_SEND,
                 }
