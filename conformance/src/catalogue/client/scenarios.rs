@@ -1,0 +1,127 @@
+//! Active client checks: each is a `serve` scenario ([`Scenario`]) in which the responder
+//! replaces its reply to one call (the first NFSv3 READ sent inline) with a message the specs
+//! require a requester to discard silently, judged from what the requester did next.
+//!
+//! A requester that discards the message still has the call outstanding: it waits, and after
+//! its timeout sends the call again (the same XID), on the same connection or a new one. One
+//! that goes on without ever sending it again took the message as the call's reply (or its
+//! error). Each check judges only the connections of its own scenario, so one broken
+//! reaction cannot hide another.
+
+use rpcrdma_codec::check::KeyWord;
+use rpcrdma_peers::responder::Scenario;
+
+use super::{ClientCheck, Seen, Served};
+use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
+
+/// Whether the call whose reply the scenario replaced was sent again afterwards.
+fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
+    let want = "the injected message discarded: the call sent again (the same XID) after it";
+    let found = served.iter().enumerate().find_map(|(c, s)| {
+        s.events.iter().enumerate().find_map(|(e, (at, seen))| match seen {
+            Seen::Injected { xid, .. } => Some((c, e, *at, *xid)),
+            _ => None,
+        })
+    });
+    let Some((c, e, at, xid)) = found else {
+        return Err(Verdict::unsupported(want, "the scenario's call (an NFSv3 READ sent inline) never came"));
+    };
+    let after = served[c].events[e + 1..].iter().chain(served[c + 1..].iter().flat_map(|s| s.events.iter()));
+    let (mut others, mut closed) = (0usize, false);
+    for (t, seen) in after {
+        match seen {
+            Seen::Call(f) if f.fixed().is_some_and(|h| h.xid == xid) => {
+                let ms = t.saturating_sub(at).as_millis();
+                return Ok(Verdict::pass(
+                    want,
+                    format!("the call {xid:#010x} was sent again {ms} ms after the injection"),
+                ));
+            }
+            Seen::Call(_) => others += 1,
+            Seen::Closed => closed = true,
+            _ => {}
+        }
+    }
+    if others == 0 && !closed {
+        return Err(Verdict::unsupported(
+            want,
+            format!("nothing followed the injection into the reply to {xid:#010x}"),
+        ));
+    }
+    let then = match (others, closed) {
+        (0, _) => "closed the connection".to_string(),
+        (n, false) => format!("sent {n} other {}", super::plural(n, "call")),
+        (n, true) => format!("sent {n} other {} and closed the connection", super::plural(n, "call")),
+    };
+    Err(Verdict::fail(want, format!("the call {xid:#010x} was never sent again: the requester {then}, taking the injected message as its answer")))
+}
+
+const RATIONALE: &str = "A requester that takes such a message as the call's answer completes the call with garbage; one that discards it keeps the call outstanding and sends it again after its timeout.";
+
+pub static CHECKS: [ClientCheck; 5] = [
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.5/requester-discards-short-reply",
+            requirement: "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message before performing any parsing.",
+            key_word: KeyWord::Must,
+            acceptable: "the reply cut to 24 bytes (its XID intact) is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-short-reply", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ShortReply),
+        judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.5/requester-discards-bad-header",
+            requirement: "If errors are detected in the RPC-over-RDMA header of an RPC Reply message, a Requester MUST silently discard the message.",
+            key_word: KeyWord::Must,
+            acceptable: "the reply with rdma_vers 0 is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-bad-version-reply", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ReplyBadVersion),
+        judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.5/requester-discards-undecodable-error",
+            requirement: "A receiver MUST silently discard an RDMA_ERROR procedure that it cannot decode.",
+            key_word: KeyWord::Must,
+            acceptable: "an RDMA_ERROR with rdma_err 3 (neither ERR_VERS nor ERR_CHUNK) is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-undecodable-error", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::UndecodableError),
+        judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.6.1/requester-discards-msgp",
+            requirement: "When receiving an RDMA_MSGP procedure, ... Requesters MUST silently discard the message.",
+            key_word: KeyWord::Must,
+            acceptable: "the reply with rdma_proc RDMA_MSGP is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-msgp-reply", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ReplyMsgp),
+        judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.6.2/requester-discards-done",
+            requirement: "Receivers MUST silently discard RDMA_DONE messages.",
+            key_word: KeyWord::Must,
+            acceptable: "an RDMA_DONE with the call's XID, in place of the reply, is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-done-reply", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ReplyDone),
+        judge: injected_message_discarded,
+    },
+];
