@@ -50,6 +50,9 @@ crate::fault_switches! {
         /// Take an RDMA_ERROR with an unknown rdma_err as the call's error (RFC 8166 4.5: MUST
         /// discard an RDMA_ERROR it cannot decode).
         accept_undecodable_error = "accept-undecodable-error",
+        /// Size the credit window by the grant of the first reply, ignoring later grants
+        /// (RFC 8166 3.3.1: the current grant is the one to respect).
+        ignore_grant_changes = "ignore-grant-changes",
     }
 }
 
@@ -160,6 +163,8 @@ struct Session<'c> {
     private_data: Vec<u8>,
     next_xid: u32,
     faults: &'c RequesterFaults,
+    /// The grant of the latest reply (RFC 8166 3.3.1: the current granted credit limit).
+    grant: Option<u32>,
 }
 
 /// What a received message is to the call waiting for it.
@@ -284,7 +289,14 @@ impl Session<'_> {
                     Err(e) => return Err(e),
                 };
                 match self.answer(&reply, xid) {
-                    Answer::Reply => return Ok(reply),
+                    Answer::Reply => {
+                        if let Ok(h) = FixedFields::decode(&reply) {
+                            if self.grant.is_none() || !self.faults.ignore_grant_changes {
+                                self.grant = Some(h.credit);
+                            }
+                        }
+                        return Ok(reply);
+                    }
                     Answer::Error(e) => return Err(WorkloadError { step, failure: Failure::RdmaError(e) }),
                     Answer::Discard => {}
                 }
@@ -317,14 +329,20 @@ pub fn workload(
     if faults.bad_private_data {
         pd = pd.with_version(2);
     }
-    let mut s =
-        Session { connector, options, conn: None, private_data: pd.encode_to_vec(), next_xid: 0x5000_0000, faults };
+    let mut s = Session {
+        connector,
+        options,
+        conn: None,
+        private_data: pd.encode_to_vec(),
+        next_xid: 0x5000_0000,
+        faults,
+        grant: None,
+    };
     s.connect()?;
 
     // NULL, and learn the grant.
     let xid = s.xid();
-    let reply = s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
-    let grant = at("NULL", FixedFields::decode(&reply))?.credit;
+    s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
 
     // READ of `five` through a write chunk sized to the count.
     let fh = s.lookup(nfs3::FILE_FIVE)?;
@@ -370,7 +388,9 @@ pub fn workload(
     let _ = s.call("long NULL", call.xid, &call.nomsg());
     s.ensure_connected()?;
 
-    // The credit window: as many NULLs outstanding as granted (one more under the fault).
+    // The credit window: as many NULLs outstanding as the current grant allows (one more
+    // under the fault).
+    let grant = s.grant.unwrap_or(1);
     let window = if faults.exceed_grant { grant + 1 } else { grant.min(options.credits) };
     for _ in 0..window {
         let xid = s.xid();

@@ -286,6 +286,8 @@ pub(crate) struct Session<'a> {
     played: Arc<AtomicBool>,
     /// The call whose reply the scenario replaces, once chosen.
     target: Option<u32>,
+    /// The grant of every reply, once a scenario changed it.
+    scripted_grant: Option<u32>,
 }
 
 impl<'a> Session<'a> {
@@ -344,6 +346,7 @@ impl<'a> Session<'a> {
             wedged: false,
             played: Arc::default(),
             target: None,
+            scripted_grant: None,
         }
     }
 
@@ -432,7 +435,9 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn grant(&self) -> u32 {
-        if self.config.faults.zero_credit {
+        if let Some(g) = self.scripted_grant {
+            g
+        } else if self.config.faults.zero_credit {
             0
         } else if self.config.faults.overgrant {
             self.config.credits * 2
@@ -445,12 +450,18 @@ impl<'a> Session<'a> {
         if let (Some(scenario), Some(xid)) = (self.config.scenario, self.target) {
             if msg.get(..4) == Some(&xid.to_be_bytes()[..]) {
                 self.target = None;
+                self.scripted_grant = scenario.grant_after();
                 self.observe(observe::Observed::Injected { scenario: scenario.name(), xid });
-                let injected = scenario.rewrite(msg);
-                self.observe(observe::Observed::ToRequester(injected.clone()));
-                return self.conn.send(&injected).map_err(Stop::from);
+                // A message the requester must discard invalidates nothing: the call is still
+                // outstanding, and its retransmission is served with the same chunks.
+                let invalidate = invalidate.filter(|_| scenario.grant_after().is_some());
+                return self.transmit(&scenario.rewrite(msg), invalidate);
             }
         }
+        self.transmit(msg, invalidate)
+    }
+
+    fn transmit(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
         if let Some(h) = invalidate {
             self.note(observe::WireNote::Invalidate(h));
         }

@@ -51,8 +51,14 @@ scenarios! {
         /// An RDMA_ERROR with rdma_err 3 (no such error), padded to 28 bytes, instead of the
         /// reply (RFC 8166 4.5: an RDMA_ERROR that cannot be decoded).
         UndecodableError = "undecodable-error",
+        /// The reply grants 1 credit, and so does every later reply on the connection
+        /// (RFC 8166 3.3.1: the granted value may be reduced).
+        ShrinkGrant = "shrink-grant",
     }
 }
+
+/// The grant of every reply from `shrink-grant`'s on.
+pub const SHRUNK_GRANT: u32 = 1;
 
 /// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
 pub const UNKNOWN_ERR: u32 = 3;
@@ -66,6 +72,14 @@ impl Scenario {
                 c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
             }
             _ => false,
+        }
+    }
+
+    /// The grant of every later reply on the connection, when the scenario changes it.
+    pub fn grant_after(self) -> Option<u32> {
+        match self {
+            Scenario::ShrinkGrant => Some(SHRUNK_GRANT),
+            _ => None,
         }
     }
 
@@ -96,6 +110,7 @@ impl Scenario {
                 }
                 padded(b)
             }
+            Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
         }
     }
 }
@@ -124,6 +139,7 @@ mod tests {
         assert_eq!(&Scenario::ReplyBadVersion.rewrite(&reply)[4..8], &[0, 0, 0, 0]);
         assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
         assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
+        assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());
         let e = Scenario::UndecodableError.rewrite(&reply);
         assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
     }

@@ -1,6 +1,7 @@
 //! Active client checks: each is a `serve` scenario ([`Scenario`]) in which the responder
 //! replaces its reply to one call (the first NFSv3 READ sent inline) with a message the specs
-//! require a requester to discard silently, judged from what the requester did next.
+//! require a requester to discard silently, or with a reply granting fewer credits, judged
+//! from what the requester did next.
 //!
 //! A requester that discards the message still has the call outstanding: it waits, and after
 //! its timeout sends the call again (the same XID), on the same connection or a new one. One
@@ -56,9 +57,51 @@ fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
     Err(Verdict::fail(want, format!("the call {xid:#010x} was never sent again: the requester {then}, taking the injected message as its answer")))
 }
 
+/// Whether the calls sent after the grant shrank stayed within the grant of the latest reply.
+/// Only calls that arrived after the shrinking reply count as outstanding: the ones before it
+/// were sent under the old grant (this can miss an excess, never invent one).
+fn within_shrunk_grant(served: &[Served<'_>]) -> Judged {
+    let want = "after a reply grants fewer credits, never more calls outstanding than the latest grant";
+    let mut started = false;
+    let (mut grant, mut outstanding, mut worst, mut calls) = (0u32, 0usize, 0usize, 0usize);
+    for s in served {
+        for (_, seen) in &s.events {
+            match seen {
+                Seen::Injected { .. } => started = true,
+                Seen::Reply(f) if started => {
+                    if let Some(h) = f.fixed() {
+                        grant = h.credit;
+                    }
+                    outstanding = outstanding.saturating_sub(1);
+                }
+                // Only messages that expect a reply count as requests.
+                Seen::Call(f) if started && f.fixed().is_some_and(|x| x.proc_ <= 1) => {
+                    calls += 1;
+                    outstanding += 1;
+                    worst = worst.max(outstanding);
+                    if outstanding > grant as usize {
+                        let got = format!("{outstanding} calls outstanding after a reply granted {grant}");
+                        return Err(Verdict::fail(want, got));
+                    }
+                }
+                _ => {}
+            }
+        }
+        // A new connection starts afresh; its grant is learnt from its first reply.
+        outstanding = 0;
+    }
+    if !started {
+        return Err(Verdict::unsupported(want, "the scenario's call (an NFSv3 READ sent inline) never came"));
+    }
+    if calls == 0 {
+        return Err(Verdict::unsupported(want, "no call followed the reply that shrank the grant"));
+    }
+    Ok(Verdict::pass(want, format!("{calls} calls after the grant shrank to {grant}, at most {worst} outstanding")))
+}
+
 const RATIONALE: &str = "A requester that takes such a message as the call's answer completes the call with garbage; one that discards it keeps the call outstanding and sends it again after its timeout.";
 
-pub static CHECKS: [ClientCheck; 5] = [
+pub static CHECKS: [ClientCheck; 6] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-short-reply",
@@ -123,5 +166,18 @@ pub static CHECKS: [ClientCheck; 5] = [
         },
         scenario: Some(Scenario::ReplyDone),
         judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/3.3.1/requester-within-shrunk-grant",
+            requirement: "A Requester MUST NOT send unacknowledged requests in excess of the Responder's granted credit limit. ... RPC calls complete in any order, but the current granted credit limit at the Responder is known to the Requester from RDMA Send ordering properties.",
+            key_word: KeyWord::MustNot,
+            acceptable: "after a reply grants 1 credit (and every later one too), never more than 1 call outstanding",
+            rationale: "A responder may reduce its grant (3.3.1, e.g. for a shared receive queue); a requester still sending to the old grant overruns its receives.",
+            groups: &["client", "scenario", "credits"],
+            broken_by: &[("ignore-grant-changes", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ShrinkGrant),
+        judge: within_shrunk_grant,
     },
 ];
