@@ -43,6 +43,9 @@ crate::fault_switches! {
         accept_short_reply = "accept-short-reply",
         /// Take a reply with an rdma_vers other than 1 as the reply (RFC 8166 4.5: MUST discard).
         accept_bad_version_reply = "accept-bad-version-reply",
+        /// Take a reply with an rdma_proc Version One does not define as the reply (RFC 8166
+        /// 4.5: MUST discard).
+        accept_unknown_proc_reply = "accept-unknown-proc-reply",
         /// Take an RDMA_MSGP as the reply (RFC 8166 4.6.1: MUST discard).
         accept_msgp_reply = "accept-msgp-reply",
         /// Take an RDMA_DONE as the reply (RFC 8166 4.6.2: MUST discard).
@@ -267,6 +270,7 @@ impl Session<'_> {
             0 | 1 => Answer::Reply,
             2 if f.accept_msgp_reply => Answer::Reply,
             3 if f.accept_done_reply => Answer::Reply,
+            5.. if f.accept_unknown_proc_reply => Answer::Reply,
             4 => match msg.get(16..20).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])) {
                 Some(e @ (1 | 2)) => Answer::Error(e),
                 Some(e) if f.accept_undecodable_error => Answer::Error(e),

@@ -44,6 +44,9 @@ scenarios! {
         ShortReply = "short-reply",
         /// The reply with rdma_vers 0 (RFC 8166 4.5: an error in a reply's header).
         ReplyBadVersion = "reply-bad-version",
+        /// The reply with rdma_proc 5, which Version One does not define (RFC 8166 4.5: an
+        /// error in a reply's header).
+        ReplyUnknownProc = "reply-unknown-proc",
         /// The reply with rdma_proc RDMA_MSGP (RFC 8166 4.6.1).
         ReplyMsgp = "reply-msgp",
         /// An RDMA_DONE, padded to 28 bytes, instead of the reply (RFC 8166 4.6.2).
@@ -59,6 +62,9 @@ scenarios! {
 
 /// The grant of every reply from `shrink-grant`'s on.
 pub const SHRUNK_GRANT: u32 = 1;
+
+/// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
+pub const UNKNOWN_PROC: u32 = 5;
 
 /// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
 pub const UNKNOWN_ERR: u32 = 3;
@@ -101,6 +107,7 @@ impl Scenario {
         match self {
             Scenario::ShortReply => reply[..reply.len().min(MIN_HEADER_LEN - 4)].to_vec(),
             Scenario::ReplyBadVersion => set(4, 0),
+            Scenario::ReplyUnknownProc => set(12, UNKNOWN_PROC),
             Scenario::ReplyMsgp => set(12, 2),
             Scenario::ReplyDone => padded(HeaderBuilder::done(xid, credit).encode_to_vec()),
             Scenario::UndecodableError => {
@@ -137,6 +144,7 @@ mod tests {
         }
         assert!(Scenario::ShortReply.rewrite(&reply).len() < MIN_HEADER_LEN);
         assert_eq!(&Scenario::ReplyBadVersion.rewrite(&reply)[4..8], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::ReplyUnknownProc.rewrite(&reply)[12..16], &[0, 0, 0, 5]);
         assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
         assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
         assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());

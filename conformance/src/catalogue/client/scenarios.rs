@@ -101,7 +101,7 @@ fn within_shrunk_grant(served: &[Served<'_>]) -> Judged {
 
 const RATIONALE: &str = "A requester that takes such a message as the call's answer completes the call with garbage; one that discards it keeps the call outstanding and sends it again after its timeout.";
 
-pub static CHECKS: [ClientCheck; 6] = [
+pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-short-reply",
@@ -126,6 +126,19 @@ pub static CHECKS: [ClientCheck; 6] = [
             broken_by: &[("accept-bad-version-reply", Outcome::Fail)],
         },
         scenario: Some(Scenario::ReplyBadVersion),
+        judge: injected_message_discarded,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8166/4.5/requester-discards-unknown-proc",
+            requirement: "If errors are detected in the RPC-over-RDMA header of an RPC Reply message, a Requester MUST silently discard the message. ... (4.5.2) Examples of such errors include an invalid value in the rdma_proc field;",
+            key_word: KeyWord::Must,
+            acceptable: "the reply with rdma_proc 5 (no Version One procedure) is discarded: the call is sent again",
+            rationale: RATIONALE,
+            groups: &["client", "scenario", "header"],
+            broken_by: &[("accept-unknown-proc-reply", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::ReplyUnknownProc),
         judge: injected_message_discarded,
     },
     ClientCheck {
