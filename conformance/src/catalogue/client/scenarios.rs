@@ -5,8 +5,9 @@
 //!
 //! A requester that discards the message still has the call outstanding: it waits, and after
 //! its timeout sends the call again (the same XID), on the same connection or a new one. One
-//! that goes on without ever sending it again took the message as the call's reply (or its
-//! error). Each check judges only the connections of its own scenario, so one broken
+//! that goes on with other calls and closes its connections without ever sending it again took
+//! the message as the call's reply (or its error). One still connected at the end may yet send
+//! it again: that is not judged (observe longer than the requester's retransmission timeout). Each check judges only the connections of its own scenario, so one broken
 //! reaction cannot hide another.
 
 use rpcrdma_codec::check::KeyWord;
@@ -43,18 +44,24 @@ fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
             _ => {}
         }
     }
-    if others == 0 && !closed {
-        return Err(Verdict::unsupported(
-            want,
-            format!("nothing followed the injection into the reply to {xid:#010x}"),
-        ));
+    // Still connected: the call may yet be sent again, after a timeout longer than we watched.
+    if !closed {
+        let got = format!(
+            "the call {xid:#010x} was not sent again before the observation ended ({others} other {} followed)",
+            super::plural(others, "call")
+        );
+        return Err(Verdict::unsupported(want, got));
     }
-    let then = match (others, closed) {
-        (0, _) => "closed the connection".to_string(),
-        (n, false) => format!("sent {n} other {}", super::plural(n, "call")),
-        (n, true) => format!("sent {n} other {} and closed the connection", super::plural(n, "call")),
-    };
-    Err(Verdict::fail(want, format!("the call {xid:#010x} was never sent again: the requester {then}, taking the injected message as its answer")))
+    // Closed, having sent nothing else: taken as the answer, or abandoned; we cannot tell.
+    if others == 0 {
+        let got = format!("the requester closed the connection without sending the call {xid:#010x} again");
+        return Err(Verdict::unsupported(want, got));
+    }
+    let got = format!(
+        "the call {xid:#010x} was never sent again: the requester went on with {others} other {} and closed the connection, taking the injected message as its answer",
+        super::plural(others, "call")
+    );
+    Err(Verdict::fail(want, got))
 }
 
 /// Whether the calls sent after the grant shrank stayed within the grant of the latest reply.
