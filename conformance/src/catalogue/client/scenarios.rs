@@ -7,8 +7,9 @@
 //! its timeout sends the call again (the same XID), on the same connection or a new one. One
 //! that goes on with other calls and closes its connections without ever sending it again took
 //! the message as the call's reply (or its error). One still connected at the end may yet send
-//! it again: that is not judged (observe longer than the requester's retransmission timeout). Each check judges only the connections of its own scenario, so one broken
-//! reaction cannot hide another.
+//! it again: that is not judged (observe longer than the requester's retransmission timeout).
+//! Each check judges only the connections of its own scenario, so one broken reaction cannot
+//! hide another.
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::responder::Scenario;
