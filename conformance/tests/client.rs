@@ -1,30 +1,30 @@
 //! The client catalogue judging the reference requester over the emulated transport: every
 //! client check passes for the conformant requester, and each notices the requester fault
-//! that breaks it.
+//! that breaks it. The workload runs once plainly and once per scenario, each scenario on a
+//! responder of its own, so one broken reaction cannot hide another.
 
 use std::time::Duration;
 
-use rpcrdma_conformance::catalogue::client::{judge_all, CHECKS};
+use rpcrdma_conformance::catalogue::client::{all, judge_all, scenarios_of};
 use rpcrdma_conformance::engine::Outcome;
-use rpcrdma_peers::observe::Log;
-use rpcrdma_peers::requester::{workload, RequesterFaults, RequesterOptions};
-use rpcrdma_peers::responder::{Config, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::observe::Observed;
+use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
+use rpcrdma_peers::responder::{Config, Scenario};
 
-/// Serves the reference requester's workload with an observing responder; the judged results.
+fn config() -> Config {
+    Config { credits: 8, receive_window: Some(64), handle_delay: Duration::from_millis(20), ..Config::default() }
+}
+
+fn options() -> RequesterOptions {
+    RequesterOptions { timeout: Duration::from_millis(700), ..RequesterOptions::default() }
+}
+
+/// Serves the reference requester's workload with observing responders; the judged results.
 fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
-    let log = Log::new();
-    let config = Config {
-        credits: 8,
-        receive_window: Some(64),
-        handle_delay: Duration::from_millis(20),
-        observer: Some(log.clone()),
-        ..Config::default()
-    };
-    let mut conn = EmulatedConnector::new(Responder::reference(config));
-    let _ = workload(&mut conn, &RequesterOptions::default(), faults);
-    std::thread::sleep(Duration::from_millis(50));
-    judge_all(&log.snapshot()).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
+    let mut runs = vec![None];
+    runs.extend(scenarios_of(all()).into_iter().map(Some));
+    let (observed, _) = observed_workloads(&config(), &runs, &options(), faults);
+    judge_all(&observed).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
 }
 
 #[test]
@@ -33,13 +33,13 @@ fn the_reference_requester_passes_every_client_check() {
     let bad: Vec<String> =
         results.iter().filter(|r| r.1 != Outcome::Pass).map(|r| format!("{} {:?}: {}", r.0, r.1, r.2)).collect();
     assert!(bad.is_empty(), "{}", bad.join("\n"));
-    assert_eq!(results.len(), CHECKS.len());
+    assert_eq!(results.len(), all().count());
 }
 
 #[test]
 fn each_client_check_notices_its_requester_fault() {
     let mut wrong = Vec::new();
-    for c in CHECKS.iter() {
+    for c in all() {
         assert!(!c.info.broken_by.is_empty(), "no requester fault breaks {}", c.info.id);
         for (fault, want) in c.info.broken_by {
             let results = judged(&RequesterFaults::only(fault));
@@ -51,7 +51,33 @@ fn each_client_check_notices_its_requester_fault() {
     }
     assert!(wrong.is_empty(), "{}", wrong.join("\n"));
     for f in RequesterFaults::NAMES {
-        let used = CHECKS.iter().any(|c| c.info.broken_by.iter().any(|(n, _)| n == f));
+        let used = all().any(|c| c.info.broken_by.iter().any(|(n, _)| n == f));
         assert!(used, "requester fault {f} is used by no check");
     }
+}
+
+#[test]
+fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
+    for s in Scenario::ALL {
+        assert!(all().any(|c| c.scenario == Some(*s)), "scenario {} is judged by no check", s.name());
+    }
+    let runs: Vec<_> = Scenario::ALL.iter().copied().map(Some).chain([None]).collect();
+    let (observed, errors) = observed_workloads(&config(), &runs, &options(), &RequesterFaults::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    for s in Scenario::ALL {
+        let injected: Vec<u32> = observed
+            .iter()
+            .flat_map(|c| c.events.iter().map(move |(_, e)| (c.scenario, e)))
+            .filter_map(|(on, e)| match e {
+                Observed::Injected { scenario, xid } if *scenario == s.name() => {
+                    assert_eq!(on, Some(s.name()), "injected on another scenario's connection");
+                    Some(*xid)
+                }
+                _ => None,
+            })
+            .collect();
+        assert_eq!(injected.len(), 1, "scenario {}: {injected:x?}", s.name());
+    }
+    let plain = observed.iter().filter(|c| c.scenario.is_none());
+    assert!(plain.flat_map(|c| &c.events).all(|(_, e)| !matches!(e, Observed::Injected { .. })));
 }

@@ -71,7 +71,7 @@ pub struct Entry {
 /// Every check: the server catalogue in run order, then the client checks.
 pub fn entries() -> Vec<Entry> {
     let server = catalogue::all().into_iter().map(|c| Entry { info: &c.info, client: false });
-    server.chain(catalogue::client::CHECKS.iter().map(|c| Entry { info: &c.info, client: true })).collect()
+    server.chain(catalogue::client::all().map(|c| Entry { info: &c.info, client: true })).collect()
 }
 
 /// Whether a check (its ID and groups) matches a selector: its exact ID, a prefix of it
@@ -95,7 +95,7 @@ pub fn select(select: &[String], exclude: &[String]) -> Result<Vec<&'static Chec
     let all = catalogue::all();
     for s in select.iter().chain(exclude) {
         if !all.iter().any(|c| matches(c, s)) {
-            if catalogue::client::CHECKS.iter().any(|c| id_matches(c.info.id, c.info.groups, s)) {
+            if catalogue::client::all().any(|c| id_matches(c.info.id, c.info.groups, s)) {
                 return Err(format!("{s:?} names only client checks: `rpcrdma-harness serve` judges those"));
             }
             return Err(format!("{s:?} matches no check (see `rpcrdma-harness list`)"));

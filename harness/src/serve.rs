@@ -1,17 +1,18 @@
 //! `rpcrdma-harness serve`: act as the responder and judge the requester that connects (the
 //! client catalogue): its private data, its procedures, its chunks, its respect for the
-//! credit grant and the inline threshold.
+//! credit grant and the inline threshold, and (with `--self-test`) its reactions to the
+//! scenarios the responder plays, each on a responder of its own. `serve SELECTOR...` judges
+//! only the client checks selected (IDs, ID prefixes or groups, as `run` selects).
 
 use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
-use rpcrdma_conformance::catalogue::client::judge_all;
+use rpcrdma_conformance::catalogue::client::{self, ClientCheck};
 use rpcrdma_conformance::expectations::judge;
-use rpcrdma_peers::observe::{Log, ObservedConnection};
-use rpcrdma_peers::requester::{workload, RequesterFaults, RequesterOptions};
-use rpcrdma_peers::responder::{Config, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::observe::ObservedConnection;
+use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
+use rpcrdma_peers::responder::Config;
 
 use crate::output::plural;
 use crate::report::{self, Metadata, Run};
@@ -20,6 +21,10 @@ use crate::{signals, textln};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
+    /// Client checks to judge: IDs, ID prefixes or groups (`scenario` for the active ones);
+    /// all by default. `--self-test` plays the scenarios of the checks selected.
+    #[arg(value_name = "SELECTOR")]
+    select: Vec<String>,
     /// Listen for requesters over RDMA verbs on ADDR[:PORT] (default port 20049).
     #[arg(long, value_name = "ADDR[:PORT]", conflicts_with = "self_test")]
     listen: Option<String>,
@@ -48,21 +53,36 @@ pub struct ServeArgs {
     text: TextArgs,
 }
 
-fn self_test(grant: u32) -> Vec<ObservedConnection> {
-    let log = Log::new();
+/// The client checks the selectors name, in catalogue order (all when none is given); an
+/// error names a selector that matches no client check.
+pub fn select(selectors: &[String]) -> Result<Vec<&'static ClientCheck>, String> {
+    let matches = |c: &ClientCheck, s: &str| crate::run::id_matches(c.info.id, c.info.groups, s);
+    if let Some(s) = selectors.iter().find(|s| !client::all().any(|c| matches(c, s))) {
+        return Err(format!("{s:?} matches no client check (see `rpcrdma-harness list`)"));
+    }
+    Ok(client::all().filter(|c| selectors.is_empty() || selectors.iter().any(|s| matches(c, s))).collect())
+}
+
+/// The embedded reference requester's workload, once plainly (when a passive check is
+/// selected) and once per scenario the checks need, each on a reference responder of its own.
+fn self_test(grant: u32, checks: &[&'static ClientCheck]) -> Vec<ObservedConnection> {
     let config = Config {
         credits: grant,
         receive_window: Some(grant.max(64)),
         handle_delay: Duration::from_millis(20),
-        observer: Some(log.clone()),
         ..Config::default()
     };
-    let mut conn = EmulatedConnector::new(Responder::reference(config));
-    if let Err(e) = workload(&mut conn, &RequesterOptions::default(), &RequesterFaults::default()) {
+    let mut runs = Vec::new();
+    if checks.iter().any(|c| c.scenario.is_none()) {
+        runs.push(None);
+    }
+    runs.extend(client::scenarios_of(checks.iter().copied()).into_iter().map(Some));
+    let (observed, errors) =
+        observed_workloads(&config, &runs, &RequesterOptions::default(), &RequesterFaults::default());
+    for e in errors {
         crate::errln!("note: the reference requester stopped early: {e}");
     }
-    std::thread::sleep(Duration::from_millis(50));
-    log.snapshot()
+    observed
 }
 
 pub fn run(args: ServeArgs) -> i32 {
@@ -74,6 +94,13 @@ pub fn run(args: ServeArgs) -> i32 {
         crate::errln!("error: give --listen ADDR[:PORT] or --self-test");
         return EXIT_USAGE;
     }
+    let checks = match select(&args.select) {
+        Ok(c) => c,
+        Err(e) => {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
     crate::output::reconfigure();
     let quiet = args.text.quiet;
@@ -94,9 +121,12 @@ pub fn run(args: ServeArgs) -> i32 {
         textln!("rpcrdma-harness {} serving {what} (grant {})", report::VERSION, args.grant);
     }
     let (observed, peer, transport) = if args.self_test {
-        (self_test(args.grant), "embedded reference requester".to_string(), "emulated".to_string())
+        (self_test(args.grant, &checks), "embedded reference requester".to_string(), "emulated".to_string())
     } else {
         let addr = args.listen.as_deref().unwrap_or_default();
+        if checks.iter().any(|c| c.scenario.is_some()) && !quiet {
+            crate::errln!("note: scenarios are played only with --self-test for now; their checks are not judged");
+        }
         match crate::peer::serve(addr, args.grant, args.idle, args.max_time, &signals::INTERRUPT) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
@@ -112,7 +142,7 @@ pub fn run(args: ServeArgs) -> i32 {
             plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
         );
     }
-    let results = judge_all(&observed);
+    let results = client::judge(&checks, &observed);
     let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();
     if !quiet {
         for (r, j) in results.iter().zip(&judged) {

@@ -353,8 +353,31 @@ fn messages_name_the_problem() {
     let out = harness().args(["list", "rfc8166/4.2.4/null-call"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.lines().last().unwrap().starts_with("1 check "), "{text}");
-    let out = harness().args(["serve", "--self-test"]).output().unwrap();
+    // A passive check alone plays no scenario: one connection.
+    let out = harness().args(["serve", "--self-test", "rfc8797/4/requester-private-data"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("observed 1 connection,"), "{text}");
     assert!(!text.contains("connection(s)") && !text.contains("1 connections"), "{text}");
+}
+
+#[test]
+fn serve_selects_client_checks_and_plays_only_their_scenarios() {
+    // One scenario check: only that scenario's run, on one connection.
+    let out = harness().args(["serve", "--self-test", "rfc8166/4.6.2/requester-discards-done"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("observed 1 connection,"), "{text}");
+    assert!(text.contains("rfc8166/4.6.2/requester-discards-done (pass)"), "{text}");
+    assert!(!text.contains("requester-private-data"), "{text}");
+    assert!(text.lines().last().unwrap().starts_with("1 passed"), "{text}");
+    // The scenario group: every active check, each passing.
+    let out = harness().args(["serve", "--self-test", "scenario"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{text}");
+    assert!(text.contains("rfc8166/4.5/requester-discards-short-reply (pass)"), "{text}");
+    assert!(!text.contains("requester-within-grant"), "{text}");
+    // A selector naming no client check is a usage error.
+    let out = harness().args(["serve", "--self-test", "rfc8166/4.2.4/null-call"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("matches no client check"));
 }

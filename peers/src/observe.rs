@@ -19,6 +19,9 @@ pub enum Observed {
     Closed,
     /// We stopped serving the connection, and why.
     Stopped(String),
+    /// The scenario played on this connection replaced our reply to the call `xid`: the
+    /// message recorded next is what we sent instead.
+    Injected { scenario: &'static str, xid: u32 },
 }
 
 /// What the wire carried besides the messages, for packet captures.
@@ -43,6 +46,8 @@ pub struct ObservedConnection {
     pub grant: u32,
     /// Our receive buffer size (the requester's inline limit towards us).
     pub receive_size: u32,
+    /// The `serve` scenario the responder played on this connection, if any.
+    pub scenario: Option<&'static str>,
     pub events: Vec<(Duration, Observed)>,
     /// One-sided operations and invalidations, on the same clock as `events`.
     pub wire: Vec<(Duration, WireNote)>,
@@ -91,6 +96,14 @@ impl Log {
         let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(x) = c.get_mut(conn) {
             x.responder_private_data = private_data.to_vec();
+        }
+    }
+
+    /// Records the scenario the responder plays on a connection.
+    pub fn scenario(&self, conn: usize, name: &'static str) {
+        let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = c.get_mut(conn) {
+            x.scenario = Some(name);
         }
     }
 

@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::RpcMessage;
-use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message};
+use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
 use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::{DecodeError, Profile};
 
@@ -38,6 +38,24 @@ crate::fault_switches! {
         nomsg_without_payload = "nomsg-without-payload",
         /// A WRITE larger than the responder's receive size sent inline.
         oversized_inline = "oversized-inline",
+        /// Take a reply shorter than 28 bytes whose first word is the call's XID as its reply
+        /// (RFC 8166 4.5: MUST discard).
+        accept_short_reply = "accept-short-reply",
+        /// Take a reply with an rdma_vers other than 1 as the reply (RFC 8166 4.5: MUST discard).
+        accept_bad_version_reply = "accept-bad-version-reply",
+        /// Take a reply with an rdma_proc Version One does not define as the reply (RFC 8166
+        /// 4.5: MUST discard).
+        accept_unknown_proc_reply = "accept-unknown-proc-reply",
+        /// Take an RDMA_MSGP as the reply (RFC 8166 4.6.1: MUST discard).
+        accept_msgp_reply = "accept-msgp-reply",
+        /// Take an RDMA_DONE as the reply (RFC 8166 4.6.2: MUST discard).
+        accept_done_reply = "accept-done-reply",
+        /// Take an RDMA_ERROR with an unknown rdma_err as the call's error (RFC 8166 4.5: MUST
+        /// discard an RDMA_ERROR it cannot decode).
+        accept_undecodable_error = "accept-undecodable-error",
+        /// Size the credit window by the grant of the first reply, ignoring later grants
+        /// (RFC 8166 3.3.1: the current grant is the one to respect).
+        ignore_grant_changes = "ignore-grant-changes",
     }
 }
 
@@ -52,11 +70,19 @@ pub struct RequesterOptions {
     pub send_size: u32,
     /// Credits requested in every call, and receives posted for replies.
     pub credits: u32,
+    /// How many times a call with no reply before the timeout is sent again (the same XID).
+    pub retransmits: u32,
 }
 
 impl Default for RequesterOptions {
     fn default() -> Self {
-        RequesterOptions { timeout: Duration::from_secs(2), receive_size: 4096, send_size: 4096, credits: 32 }
+        RequesterOptions {
+            timeout: Duration::from_secs(2),
+            receive_size: 4096,
+            send_size: 4096,
+            credits: 32,
+            retransmits: 2,
+        }
     }
 }
 
@@ -71,11 +97,9 @@ pub enum Failure {
     /// No reply before the deadline.
     NoReply,
     Disconnected,
-    /// A reply that does not answer the call.
-    WrongXid {
-        got: u32,
-        want: u32,
-    },
+    /// An RDMA_ERROR answered the call with this rdma_err (RFC 8166 4.5: a permanent error
+    /// that completes the RPC transaction).
+    RdmaError(u32),
     /// A reply (or its RPC or NFS part) that does not decode.
     Undecodable(DecodeError),
     /// LOOKUP answered with this nfsstat3 (none: the results did not decode).
@@ -92,7 +116,7 @@ impl fmt::Display for Failure {
             Failure::ReceiveFailed(s) => write!(f, "our receive failed: {}", s.name()),
             Failure::NoReply => f.write_str("no reply before the deadline"),
             Failure::Disconnected => f.write_str("disconnected"),
-            Failure::WrongXid { got, want } => write!(f, "a reply with rdma_xid {got:#010x}, not {want:#010x}"),
+            Failure::RdmaError(e) => write!(f, "RDMA_ERROR with rdma_err {e}"),
             Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
             Failure::Status(s) => write!(f, "status {s:?}"),
             Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),
@@ -141,6 +165,20 @@ struct Session<'c> {
     conn: Option<Box<dyn Connection>>,
     private_data: Vec<u8>,
     next_xid: u32,
+    faults: &'c RequesterFaults,
+    /// The grant of the latest reply (RFC 8166 3.3.1: the current granted credit limit).
+    grant: Option<u32>,
+}
+
+/// What a received message is to the call waiting for it.
+enum Answer {
+    /// Its reply.
+    Reply,
+    /// An RDMA_ERROR for it, with this rdma_err.
+    Error(u32),
+    /// Nothing: a message to discard silently (RFC 8166 4.5, 4.6.1, 4.6.2), or one for
+    /// another call.
+    Discard,
 }
 
 impl Session<'_> {
@@ -216,14 +254,59 @@ impl Session<'_> {
         Err(WorkloadError { step, failure })
     }
 
-    /// Sends `msg` and waits for the reply to `xid`.
-    fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
-        self.send(step, msg)?;
-        let reply = self.recv_until(step, Instant::now() + self.options.timeout)?;
-        match at(step, FixedFields::decode(&reply))? {
-            f if f.xid == xid => Ok(reply),
-            f => Err(WorkloadError { step, failure: Failure::WrongXid { got: f.xid, want: xid } }),
+    /// What `msg` is to the call `xid`. Messages shorter than a minimal header, with an
+    /// unknown version, procedure or error, and RDMA_MSGP and RDMA_DONE are discarded
+    /// (RFC 8166 4.5, 4.6.1, 4.6.2), as are replies to other calls.
+    fn answer(&self, msg: &[u8], xid: u32) -> Answer {
+        let f = self.faults;
+        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply {
+            return Answer::Discard;
         }
+        let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
+        if h.xid != xid || h.vers != 1 && !f.accept_bad_version_reply {
+            return Answer::Discard;
+        }
+        match h.proc_ {
+            0 | 1 => Answer::Reply,
+            2 if f.accept_msgp_reply => Answer::Reply,
+            3 if f.accept_done_reply => Answer::Reply,
+            5.. if f.accept_unknown_proc_reply => Answer::Reply,
+            4 => match msg.get(16..20).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])) {
+                Some(e @ (1 | 2)) => Answer::Error(e),
+                Some(e) if f.accept_undecodable_error => Answer::Error(e),
+                _ => Answer::Discard,
+            },
+            _ => Answer::Discard,
+        }
+    }
+
+    /// Sends `msg` and waits for the reply to `xid`, discarding what does not answer it;
+    /// with no reply before the timeout, sends it again, up to `retransmits` times.
+    fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
+        for attempt in 0..=self.options.retransmits {
+            self.send(step, msg)?;
+            let deadline = Instant::now() + self.options.timeout;
+            loop {
+                let reply = match self.recv_until(step, deadline) {
+                    Ok(r) => r,
+                    Err(WorkloadError { failure: Failure::NoReply, .. }) if attempt < self.options.retransmits => break,
+                    Err(e) => return Err(e),
+                };
+                match self.answer(&reply, xid) {
+                    Answer::Reply => {
+                        if let Ok(h) = FixedFields::decode(&reply) {
+                            if self.grant.is_none() || !self.faults.ignore_grant_changes {
+                                self.grant = Some(h.credit);
+                            }
+                        }
+                        return Ok(reply);
+                    }
+                    Answer::Error(e) => return Err(WorkloadError { step, failure: Failure::RdmaError(e) }),
+                    Answer::Discard => {}
+                }
+            }
+        }
+        Err(WorkloadError { step, failure: Failure::NoReply })
     }
 
     /// Looks up `name` in the export root; the file handle.
@@ -250,13 +333,20 @@ pub fn workload(
     if faults.bad_private_data {
         pd = pd.with_version(2);
     }
-    let mut s = Session { connector, options, conn: None, private_data: pd.encode_to_vec(), next_xid: 0x5000_0000 };
+    let mut s = Session {
+        connector,
+        options,
+        conn: None,
+        private_data: pd.encode_to_vec(),
+        next_xid: 0x5000_0000,
+        faults,
+        grant: None,
+    };
     s.connect()?;
 
     // NULL, and learn the grant.
     let xid = s.xid();
-    let reply = s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
-    let grant = at("NULL", FixedFields::decode(&reply))?.credit;
+    s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
 
     // READ of `five` through a write chunk sized to the count.
     let fh = s.lookup(nfs3::FILE_FIVE)?;
@@ -267,7 +357,9 @@ pub fn workload(
         chunk.push(s.register(4, Access::WRITE)?.segment());
     }
     call.writes = vec![chunk];
-    s.call("READ", call.xid, &call.msg())?;
+    // An RDMA_ERROR fails this call only (RFC 8166 4.5): the workload goes on.
+    let _ = s.call("READ", call.xid, &call.msg());
+    s.ensure_connected()?;
 
     // WRITE to `scratch` with its data in a read chunk.
     let fh = s.lookup(nfs3::FILE_SCRATCH)?;
@@ -300,7 +392,9 @@ pub fn workload(
     let _ = s.call("long NULL", call.xid, &call.nomsg());
     s.ensure_connected()?;
 
-    // The credit window: as many NULLs outstanding as granted (one more under the fault).
+    // The credit window: as many NULLs outstanding as the current grant allows (one more
+    // under the fault).
+    let grant = s.grant.unwrap_or(1);
     let window = if faults.exceed_grant { grant + 1 } else { grant.min(options.credits) };
     for _ in 0..window {
         let xid = s.xid();
@@ -339,4 +433,32 @@ pub fn workload(
     // End with a NULL so every earlier reply has been seen.
     let xid = s.xid();
     s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
+}
+
+/// Serves the workload to embedded reference responders configured as `base`, all observed
+/// into one log: once per entry of `scenarios` (none: the responder plays no scenario), each
+/// on a responder of its own, concurrently. The connections observed, and each run's error.
+pub fn observed_workloads(
+    base: &crate::responder::Config,
+    scenarios: &[Option<crate::responder::Scenario>],
+    options: &RequesterOptions,
+    faults: &RequesterFaults,
+) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
+    use crate::responder::{Config, Responder};
+    use crate::transport::emulated::EmulatedConnector;
+    let log = crate::observe::Log::new();
+    let errors = std::thread::scope(|scope| {
+        let runs: Vec<_> = scenarios
+            .iter()
+            .map(|s| {
+                let config = Config { scenario: *s, observer: Some(log.clone()), ..base.clone() };
+                scope
+                    .spawn(move || workload(&mut EmulatedConnector::new(Responder::reference(config)), options, faults))
+            })
+            .collect();
+        runs.into_iter().filter_map(|r| r.join().ok().and_then(Result::err)).collect()
+    });
+    // Let the responders record the ends of their connections.
+    std::thread::sleep(Duration::from_millis(50));
+    (log.snapshot(), errors)
 }

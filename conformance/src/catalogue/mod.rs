@@ -97,7 +97,7 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_well_formed() {
-        let all: Vec<_> = all().into_iter().map(|c| &c.info).chain(client::CHECKS.iter().map(|c| &c.info)).collect();
+        let all: Vec<_> = all().into_iter().map(|c| &c.info).chain(client::all().map(|c| &c.info)).collect();
         assert!(all.len() >= 15);
         for (i, c) in all.iter().enumerate() {
             assert!(all[i + 1..].iter().all(|o| o.id != c.id), "duplicate {}", c.id);

@@ -5,6 +5,7 @@
 
 mod call;
 pub mod faults;
+pub mod script;
 use crate::observe;
 pub mod v2;
 
@@ -19,6 +20,7 @@ use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::{DecodeError, EncodeError, Profile};
 
 pub use faults::Faults;
+pub use script::Scenario;
 
 use crate::transport::emulated::{EmulatedConnection, Listener};
 use crate::transport::{Connection, Event, TransportError, WcStatus};
@@ -48,6 +50,8 @@ pub struct Config {
     /// A pause before handling each message, so calls a requester sends back to back are all
     /// outstanding when observed.
     pub handle_delay: Duration,
+    /// A `serve` scenario: replace the reply to one chosen call, once per responder.
+    pub scenario: Option<Scenario>,
 }
 
 impl Default for Config {
@@ -63,6 +67,7 @@ impl Default for Config {
             observer: None,
             receive_window: None,
             handle_delay: Duration::ZERO,
+            scenario: None,
         }
     }
 }
@@ -91,6 +96,8 @@ pub struct Responder {
     previous_private_data: Arc<Mutex<Option<Vec<u8>>>>,
     /// Set when a crash-like fault took this responder down: it refuses new connections.
     down: Arc<AtomicBool>,
+    /// Set once the scenario has replaced a reply: it is played once per responder.
+    played: Arc<AtomicBool>,
 }
 
 impl std::fmt::Debug for Responder {
@@ -101,7 +108,14 @@ impl std::fmt::Debug for Responder {
 
 impl Responder {
     pub fn new(config: Config, ulp: UlpFactory) -> Self {
-        Responder { config, ulp, threads: Arc::default(), previous_private_data: Arc::default(), down: Arc::default() }
+        Responder {
+            config,
+            ulp,
+            threads: Arc::default(),
+            previous_private_data: Arc::default(),
+            down: Arc::default(),
+            played: Arc::default(),
+        }
     }
 
     /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
@@ -161,6 +175,7 @@ impl Responder {
         };
         let mut s = Session::new(&self.config, conn, (self.ulp)(), &peer_private_data);
         s.down = self.down.clone();
+        s.played = self.played.clone();
         s.run();
     }
 
@@ -267,6 +282,12 @@ pub(crate) struct Session<'a> {
     zero_credit_run: u32,
     /// Set by `hang-on-zero-credit-pair`: messages are taken and never answered.
     wedged: bool,
+    /// The responder's flag: its scenario has been played.
+    played: Arc<AtomicBool>,
+    /// The call whose reply the scenario replaces, once chosen.
+    target: Option<u32>,
+    /// The grant of every reply, once a scenario changed it.
+    scripted_grant: Option<u32>,
 }
 
 impl<'a> Session<'a> {
@@ -300,6 +321,9 @@ impl<'a> Session<'a> {
         let may_invalidate = t.send_with_invalidate;
         let observed = config.observer.as_ref().map(|log| {
             let i = log.open(conn.peer_private_data(), config.credits, config.receive_size);
+            if let Some(s) = config.scenario {
+                log.scenario(i, s.name());
+            }
             let mut pd = [0u8; 8];
             if ours.encode_into(&mut pd).is_ok() {
                 log.responder_private_data(i, &pd);
@@ -320,6 +344,9 @@ impl<'a> Session<'a> {
             down: Arc::default(),
             zero_credit_run: 0,
             wedged: false,
+            played: Arc::default(),
+            target: None,
+            scripted_grant: None,
         }
     }
 
@@ -408,7 +435,9 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn grant(&self) -> u32 {
-        if self.config.faults.zero_credit {
+        if let Some(g) = self.scripted_grant {
+            g
+        } else if self.config.faults.zero_credit {
             0
         } else if self.config.faults.overgrant {
             self.config.credits * 2
@@ -418,6 +447,21 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
+        if let (Some(scenario), Some(xid)) = (self.config.scenario, self.target) {
+            if msg.get(..4) == Some(&xid.to_be_bytes()[..]) {
+                self.target = None;
+                self.scripted_grant = scenario.grant_after();
+                self.observe(observe::Observed::Injected { scenario: scenario.name(), xid });
+                // A message the requester must discard invalidates nothing: the call is still
+                // outstanding, and its retransmission is served with the same chunks.
+                let invalidate = invalidate.filter(|_| scenario.grant_after().is_some());
+                return self.transmit(&scenario.rewrite(msg), invalidate);
+            }
+        }
+        self.transmit(msg, invalidate)
+    }
+
+    fn transmit(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
         if let Some(h) = invalidate {
             self.note(observe::WireNote::Invalidate(h));
         }
@@ -499,6 +543,11 @@ impl<'a> Session<'a> {
         }
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
         let is_nomsg = matches!(msg.header.body, Body::NoMsg(_));
+        if let Some(scenario) = self.config.scenario {
+            if !is_nomsg && scenario.targets(msg.payload) && !self.played.swap(true, Ordering::SeqCst) {
+                self.target = Some(fixed.xid);
+            }
+        }
         self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)
     }
 

@@ -2,6 +2,12 @@
 //! serving it (`rpcrdma-harness serve`): its private data, the procedures it sends, its chunk
 //! construction and its respect for the credit grant and the inline threshold. Every
 //! observed message is decoded once, into a frame, before any check looks at it.
+//!
+//! Passive checks ([`CHECKS`]) judge every connection as served; active ones
+//! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
+//! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
+
+pub mod scenarios;
 
 use std::time::Duration;
 
@@ -12,6 +18,7 @@ use rpcrdma_codec::Profile;
 
 use rpcrdma_peers::observe::{Observed, ObservedConnection, WireNote};
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_READDIRPLUS, NFS_PROGRAM};
+use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::{RemoteOp, WcStatus};
 
 use crate::engine::ctx::hex;
@@ -35,6 +42,8 @@ pub enum Seen {
     Closed,
     /// The responder stopped serving the connection, and why.
     Stopped(String),
+    /// The scenario replaced our reply to the call `xid` (with the next `Reply`).
+    Injected { scenario: &'static str, xid: u32 },
 }
 
 /// A served connection as the client checks see it.
@@ -57,6 +66,7 @@ impl<'o> Served<'o> {
                     Observed::ReceiveFailed(s) => Seen::ReceiveFailed(*s),
                     Observed::Closed => Seen::Closed,
                     Observed::Stopped(why) => Seen::Stopped(why.clone()),
+                    Observed::Injected { scenario, xid } => Seen::Injected { scenario, xid: *xid },
                 };
                 (*at, seen)
             })
@@ -69,6 +79,8 @@ impl<'o> Served<'o> {
 #[derive(Debug, Clone, Copy)]
 pub struct ClientCheck {
     pub info: CheckInfo,
+    /// The scenario the responder plays for it (none: it judges every connection as served).
+    pub scenario: Option<Scenario>,
     pub judge: fn(&[Served<'_>]) -> Judged,
 }
 
@@ -295,6 +307,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "private-data"],
             broken_by: &[("bad-private-data", Outcome::Fail)],
         },
+        scenario: None,
         judge: private_data_valid,
     },
     ClientCheck {
@@ -307,6 +320,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "header"],
             broken_by: &[("send-rdma-done", Outcome::Fail)],
         },
+        scenario: None,
         judge: no_retired_procs,
     },
     ClientCheck {
@@ -319,6 +333,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "header"],
             broken_by: &[("xid-mismatch", Outcome::Fail)],
         },
+        scenario: None,
         judge: xid_match,
     },
     ClientCheck {
@@ -331,6 +346,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "read-chunks"],
             broken_by: &[("unaligned-position", Outcome::Fail)],
         },
+        scenario: None,
         judge: positions_aligned,
     },
     ClientCheck {
@@ -343,6 +359,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "read-chunks"],
             broken_by: &[("nomsg-without-payload", Outcome::Fail)],
         },
+        scenario: None,
         judge: nomsg_carries_payload,
     },
     ClientCheck {
@@ -355,6 +372,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "credits"],
             broken_by: &[("exceed-grant", Outcome::Fail)],
         },
+        scenario: None,
         judge: within_grant,
     },
     ClientCheck {
@@ -367,6 +385,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "inline"],
             broken_by: &[("oversized-inline", Outcome::Fail)],
         },
+        scenario: None,
         judge: inline_within_threshold,
     },
     ClientCheck {
@@ -379,6 +398,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "write-chunks", "padding"],
             broken_by: &[("write-chunk-pad-segment", Outcome::PassLax)],
         },
+        scenario: None,
         judge: write_chunk_no_pad_space,
     },
     ClientCheck {
@@ -391,6 +411,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             groups: &["client", "reply-chunk"],
             broken_by: &[("no-reply-chunk", Outcome::Fail)],
         },
+        scenario: None,
         judge: reply_chunk_when_needed,
     },
 ];
@@ -447,6 +468,10 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
                 Seen::Stopped(why) => {
                     (Direction::Event, format!("the responder stopped: {why}"), Vec::new(), Wire::Plain)
                 }
+                Seen::Injected { scenario, xid } => {
+                    let what = format!("scenario {scenario}: the next message replaces our reply to {xid:#010x}");
+                    (Direction::Event, what, Vec::new(), Wire::Plain)
+                }
             };
             out.push(entry(direction, *at, summary, bytes, wire));
         }
@@ -454,22 +479,53 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
     out
 }
 
-/// Judges the observations with every client check; the transcript of each result is the
-/// whole observed conversation (from the responder's side).
+/// Every client check: the passive ones, then the scenarios.
+pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
+    CHECKS.iter().chain(scenarios::CHECKS.iter())
+}
+
+/// The scenarios `checks` need played, each once, in order.
+pub fn scenarios_of<'a>(checks: impl IntoIterator<Item = &'a ClientCheck>) -> Vec<Scenario> {
+    let mut out = Vec::new();
+    for s in checks.into_iter().filter_map(|c| c.scenario) {
+        if !out.contains(&s) {
+            out.push(s);
+        }
+    }
+    out
+}
+
+/// Judges the observations with every client check (see [`judge`]).
 pub fn judge_all(conns: &[ObservedConnection]) -> Vec<CheckResult> {
+    judge(&all().collect::<Vec<_>>(), conns)
+}
+
+/// Judges the observations with `checks`: a passive check sees every connection, an active
+/// one the connections its scenario was played on. The transcript of each result is the
+/// conversation that check saw (from the responder's side).
+pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> Vec<CheckResult> {
     let served: Vec<Served<'_>> = conns.iter().map(Served::of).collect();
-    let transcript = transcript(&served);
-    CHECKS
+    checks
         .iter()
         .map(|c| {
-            let v = (c.judge)(&served).unwrap_or_else(|v| v);
+            let mine: Vec<Served<'_>> = match c.scenario {
+                None => served.clone(),
+                Some(s) => served.iter().filter(|x| x.conn.scenario == Some(s.name())).cloned().collect(),
+            };
+            let v = match (c.scenario, mine.is_empty()) {
+                (Some(s), true) => {
+                    Verdict::unsupported(c.info.acceptable, format!("scenario {} was not played", s.name()))
+                }
+                _ => (c.judge)(&mine).unwrap_or_else(|v| v),
+            };
+            let transcript = if v.outcome == Outcome::Pass { Vec::new() } else { transcript(&mine) };
             CheckResult {
                 check: &c.info,
                 outcome: v.outcome,
                 expected: v.expected,
                 actual: v.actual,
                 connection_survived: None,
-                transcript: if v.outcome == Outcome::Pass { Vec::new() } else { transcript.clone() },
+                transcript,
                 duration: Duration::ZERO,
             }
         })

@@ -1,0 +1,154 @@
+//! Scenarios of `serve`: deliberate test scripts, not defects. A responder playing one replaces
+//! its reply to one chosen call (the first NFSv3 READ sent inline) with a message the
+//! requester must react to as the specs require, once per responder, and records the
+//! injection in the observation tap. With no scenario the responder's path is untouched.
+
+use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
+use rpcrdma_codec::v1::{HeaderBuilder, MIN_HEADER_LEN};
+use rpcrdma_codec::xdr::Encode;
+
+use crate::proto::nfs3::{NFSPROC3_READ, NFS_PROGRAM};
+
+/// Declares the scenarios once each: a variant, its command-line name and its doc.
+macro_rules! scenarios {
+    ($(#[$meta:meta])* pub enum $name:ident { $($(#[doc = $doc:literal])* $variant:ident = $label:literal,)* }) => {
+        $(#[$meta])*
+        #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+        pub enum $name {
+            $($(#[doc = $doc])* $variant,)*
+        }
+
+        impl $name {
+            /// Every scenario, in declaration order.
+            pub const ALL: &'static [$name] = &[$($name::$variant),*];
+
+            /// Its name (the `serve` selectors and the observation tap use it).
+            pub fn name(self) -> &'static str {
+                match self {
+                    $($name::$variant => $label,)*
+                }
+            }
+
+            /// The scenario of that name.
+            pub fn named(name: &str) -> Option<Self> {
+                Self::ALL.iter().copied().find(|s| s.name() == name)
+            }
+        }
+    };
+}
+
+scenarios! {
+    /// What the responder injects in place of its reply to the chosen call.
+    pub enum Scenario {
+        /// The reply cut to 24 bytes, shorter than a minimal header (RFC 8166 4.5).
+        ShortReply = "short-reply",
+        /// The reply with rdma_vers 0 (RFC 8166 4.5: an error in a reply's header).
+        ReplyBadVersion = "reply-bad-version",
+        /// The reply with rdma_proc 5, which Version One does not define (RFC 8166 4.5: an
+        /// error in a reply's header).
+        ReplyUnknownProc = "reply-unknown-proc",
+        /// The reply with rdma_proc RDMA_MSGP (RFC 8166 4.6.1).
+        ReplyMsgp = "reply-msgp",
+        /// An RDMA_DONE, padded to 28 bytes, instead of the reply (RFC 8166 4.6.2).
+        ReplyDone = "reply-done",
+        /// An RDMA_ERROR with rdma_err 3 (no such error), padded to 28 bytes, instead of the
+        /// reply (RFC 8166 4.5: an RDMA_ERROR that cannot be decoded).
+        UndecodableError = "undecodable-error",
+        /// The reply grants 1 credit, and so does every later reply on the connection
+        /// (RFC 8166 3.3.1: the granted value may be reduced).
+        ShrinkGrant = "shrink-grant",
+    }
+}
+
+/// The grant of every reply from `shrink-grant`'s on.
+pub const SHRUNK_GRANT: u32 = 1;
+
+/// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
+pub const UNKNOWN_PROC: u32 = 5;
+
+/// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
+pub const UNKNOWN_ERR: u32 = 3;
+
+impl Scenario {
+    /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
+    /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
+    pub fn targets(self, inline_payload: &[u8]) -> bool {
+        match RpcMessage::decode(inline_payload) {
+            Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => {
+                c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
+            }
+            _ => false,
+        }
+    }
+
+    /// The grant of every later reply on the connection, when the scenario changes it.
+    pub fn grant_after(self) -> Option<u32> {
+        match self {
+            Scenario::ShrinkGrant => Some(SHRUNK_GRANT),
+            _ => None,
+        }
+    }
+
+    /// The message sent instead of `reply` (the reply as the responder would have sent it).
+    pub fn rewrite(self, reply: &[u8]) -> Vec<u8> {
+        let word = |at: usize| reply.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let (xid, credit) = (word(0), word(8));
+        let set = |at: usize, v: u32| {
+            let mut b = reply.to_vec();
+            if b.len() >= at + 4 {
+                b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+            }
+            b
+        };
+        let padded = |mut b: Vec<u8>| {
+            b.resize(b.len().max(MIN_HEADER_LEN), 0);
+            b
+        };
+        match self {
+            Scenario::ShortReply => reply[..reply.len().min(MIN_HEADER_LEN - 4)].to_vec(),
+            Scenario::ReplyBadVersion => set(4, 0),
+            Scenario::ReplyUnknownProc => set(12, UNKNOWN_PROC),
+            Scenario::ReplyMsgp => set(12, 2),
+            Scenario::ReplyDone => padded(HeaderBuilder::done(xid, credit).encode_to_vec()),
+            Scenario::UndecodableError => {
+                let mut b = Vec::with_capacity(MIN_HEADER_LEN);
+                for w in [xid, 1, credit, 4, UNKNOWN_ERR] {
+                    b.extend_from_slice(&w.to_be_bytes());
+                }
+                padded(b)
+            }
+            Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn names_are_distinct_and_found() {
+        for (i, s) in Scenario::ALL.iter().enumerate() {
+            assert_eq!(Scenario::named(s.name()), Some(*s));
+            assert!(Scenario::ALL[i + 1..].iter().all(|t| t.name() != s.name()));
+        }
+    }
+
+    #[test]
+    fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
+        let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
+        for s in Scenario::ALL {
+            let b = s.rewrite(&reply);
+            assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
+            assert_ne!(b, reply, "{}", s.name());
+        }
+        assert!(Scenario::ShortReply.rewrite(&reply).len() < MIN_HEADER_LEN);
+        assert_eq!(&Scenario::ReplyBadVersion.rewrite(&reply)[4..8], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::ReplyUnknownProc.rewrite(&reply)[12..16], &[0, 0, 0, 5]);
+        assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
+        assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
+        assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());
+        let e = Scenario::UndecodableError.rewrite(&reply);
+        assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
+    }
+}
