@@ -150,12 +150,23 @@ impl Session<'_> {
             }
             Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
         };
+        let mut results = results;
+        if faults.reduce_ineligible_results
+            && results.ddp.is_none()
+            && results.head.len() > 4
+            && !chunks.writes.is_empty()
+        {
+            let rest = results.head.split_off(4);
+            results.ddp = Some(rest);
+        }
         let deadline = Instant::now() + self.deadline_step;
 
         // Write list: the DDP-eligible item goes into the first write chunk (RFC 8166 4.3.2);
         // every chunk is echoed with the lengths actually written, unused ones with zeros.
         let mut write_echo: Vec<Vec<Segment>> = Vec::new();
         let mut ddp_inline = results.ddp.clone();
+        // The length of the item reduced into a write chunk, if one was.
+        let mut reduced: Option<usize> = None;
         let count = chunks.writes.chunks().count();
         let target = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         for (i, wc) in chunks.writes.chunks().enumerate() {
@@ -175,6 +186,7 @@ impl Session<'_> {
                         item.resize(data.len() + pad4(data.len()), 0);
                     }
                     self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                    reduced = Some(data.len());
                     if faults.write_chunk_offset_advanced {
                         for s in segs.iter_mut() {
                             s.offset += s.length as u64;
@@ -196,6 +208,14 @@ impl Session<'_> {
         // it went through a write chunk).
         let mut payload = rpc_header.encode_to_vec();
         payload.extend_from_slice(&results.head);
+        if let Some(n) = reduced {
+            if faults.reduced_count_omitted {
+                payload.truncate(payload.len().saturating_sub(4));
+            }
+            if faults.reduced_pad_left_inline {
+                payload.resize(payload.len() + pad4(n), 0);
+            }
+        }
         // Where the inline DDP item's XDR pad lies, and how long it is.
         let mut pad_at = None;
         if let Some(d) = &ddp_inline {

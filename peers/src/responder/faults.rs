@@ -125,6 +125,14 @@ crate::fault_switches! {
         /// Strip the XDR pad of an odd-length item from a reply sent through the reply chunk
         /// (RFC 8166 3.5.3: such chunks MUST include XDR roundup).
         reply_chunk_unpadded = "reply-chunk-unpadded",
+        /// Drop a reduced item's length word from the Payload stream along with the item
+        /// (RFC 8166 3.4.4.1: the count MUST remain in the Payload stream).
+        reduced_count_omitted = "reduced-count-omitted",
+        /// Leave a reduced item's XDR roundup in the Payload stream (RFC 8166 3.4.4.4: MUST remove it).
+        reduced_pad_left_inline = "reduced-pad-left-inline",
+        /// Reduce the results of a reply with no DDP-eligible item (all after the status word)
+        /// into the first offered write chunk (RFC 8166 6.1: MUST NOT reduce them).
+        reduce_ineligible_results = "reduce-ineligible-results",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).
