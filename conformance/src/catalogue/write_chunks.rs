@@ -102,10 +102,15 @@ fn extra_pad_segment(ctx: &mut Ctx) -> Judged {
     ctx.conn().write_local(&pad, 0, &[CANARY; 4]).expect("own region");
     let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 8));
     call.writes = vec![vec![data.segment(), pad.segment()]];
-    let want = "5 bytes in the first segment, the pad segment untouched, returned lengths 5 and 0";
+    let want = "5 bytes in the first segment, the pad segment untouched, the two segments returned with their handles and offsets as offered and lengths 5 and 0";
     let got = ctx.call(&call.msg());
     let (_, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
-    let lengths: Vec<u32> = first_write_chunk(h).iter().map(|s| s.length).collect();
+    let returned = first_write_chunk(h);
+    let coordinates = |s: &[Segment]| s.iter().map(|x| (x.handle, x.offset)).collect::<Vec<_>>();
+    if coordinates(&returned) != coordinates(&[data.segment(), pad.segment()]) {
+        return Err(Verdict::fail(want, format!("returned write chunk {returned:?}")));
+    }
+    let lengths: Vec<u32> = returned.iter().map(|s| s.length).collect();
     let pad_bytes = ctx.conn().read_local(&pad).expect("own region");
     let data_bytes = ctx.conn().read_local(&data).expect("own region");
     if pad_bytes != [CANARY; 4] {
@@ -463,10 +468,10 @@ pub static CHECKS: [Check; 12] = [
             id: "rfc8166/3.4.6.2/write-chunk-extra-pad-segment",
             requirement: "A Responder MUST NOT write XDR roundup padding into a Write chunk, even if the Requester made space available for it.",
             key_word: KeyWord::MustNot,
-            acceptable: "the data in the first segment, the 4-byte pad segment untouched, returned lengths 5 and 0",
+            acceptable: "the data in the first segment, the 4-byte pad segment untouched, both segments returned as offered with lengths 5 and 0",
             rationale: "Linux clients before 4.9 add a pad segment to every write chunk; responders must leave it alone.",
             groups: &["chunks", "padding", "write-chunks"],
-            broken_by: &[("pad-write-chunk", Outcome::Fail)],
+            broken_by: &[("pad-write-chunk", Outcome::Fail), ("write-chunk-offset-advanced", Outcome::Fail)],
         },
         run: extra_pad_segment,
     },

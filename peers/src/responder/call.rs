@@ -287,6 +287,11 @@ impl Session<'_> {
         } else {
             self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
         }
+        if faults.reply_chunk_offset_advanced {
+            for s in echo.iter_mut() {
+                s.offset += s.length as u64;
+            }
+        }
         let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
         self.send(&out, invalidate)
     }

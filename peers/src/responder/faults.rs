@@ -133,6 +133,14 @@ crate::fault_switches! {
         /// Reduce the results of a reply with no DDP-eligible item (all after the status word)
         /// into the first offered write chunk (RFC 8166 6.1: MUST NOT reduce them).
         reduce_ineligible_results = "reduce-ineligible-results",
+        /// Return a long reply's reply-chunk segments with the offset advanced past the bytes
+        /// written (RFC 8166 3.5.3: the Requester-provided Reply chunk).
+        reply_chunk_offset_advanced = "reply-chunk-offset-advanced",
+        /// Without valid requester private data, assume the requester set R and use Send With
+        /// Invalidate (RFC 8797 5.1: behave as if R were zero).
+        assume_peer_remote_invalidation = "assume-peer-remote-invalidation",
+        /// Advertise our private data with a reserved bit set (RFC 8797 4: senders MUST zero them).
+        private_data_reserved_set = "private-data-reserved-set",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).
