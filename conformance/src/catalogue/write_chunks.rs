@@ -438,7 +438,35 @@ fn ineligible_not_reduced(ctx: &mut Ctx) -> Judged {
     Ok(Verdict::pass(want, "READDIR3res inline, the write chunk unused and untouched"))
 }
 
-pub static CHECKS: [Check; 12] = [
+fn one_item_per_chunk(ctx: &mut Ctx) -> Judged {
+    // A 40-byte READ into a 64-byte write chunk: the chunk holds the READ data and nothing
+    // else (not its length word, not the eof before it), and the canaries after it stay.
+    start(ctx)?;
+    let fh = lookup(ctx, nfs3::FILE_BIG)?;
+    let region = ctx.register(64, Access::WRITE);
+    ctx.conn().write_local(&region, 0, &[CANARY; 64]).expect("own region");
+    let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 40));
+    call.writes = vec![vec![region.segment()]];
+    let want = "the write chunk holding exactly the 40 bytes of READ data (returned length 40, the data length word 40), nothing before or after them";
+    let got = ctx.call(&call.msg());
+    let (f, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let returned = first_write_chunk(h);
+    let results = expect::results(f).or_fail(want)?;
+    let rr = nfs3::read_result(results).ok_or("READ3 results do not decode").or_fail(want)?;
+    let in_chunk: u64 = returned.iter().map(|s| s.length as u64).sum();
+    let bytes = ctx.conn().read_local(&region).expect("own region");
+    if rr.status != 0 || rr.data_len != 40 || in_chunk != 40 {
+        let got =
+            format!("READ3 status {} data length {} with {in_chunk} bytes in the write chunk", rr.status, rr.data_len);
+        return Err(Verdict::fail(want, got));
+    }
+    if bytes[..40] != file_contents(70000)[..40] || bytes[40..].iter().any(|&b| b != CANARY) {
+        return Err(Verdict::fail(want, format!("the chunk's region holds {:02x?}", &bytes[..48])));
+    }
+    Ok(Verdict::pass(want, "the write chunk holds the 40 data bytes alone"))
+}
+
+pub static CHECKS: [Check; 13] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.6.2/write-chunk-no-pad",
@@ -586,5 +614,17 @@ pub static CHECKS: [Check; 12] = [
             broken_by: &[("reduce-ineligible-results", Outcome::Fail)],
         },
         run: ineligible_not_reduced,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.4.4/one-item-per-chunk",
+            requirement: "Except in special cases (covered in Section 3.5.3), a chunk MUST contain exactly one XDR data item.",
+            key_word: KeyWord::Must,
+            acceptable: "for a 40-byte READ into a 64-byte write chunk: the chunk returned with length 40 and holding the READ data alone",
+            rationale: "The requester places each chunk's content as one data item of its results; anything else in the chunk corrupts that item.",
+            groups: &["chunks", "write-chunks", "reduction"],
+            broken_by: &[("write-chunk-preceding-item", Outcome::Fail)],
+        },
+        run: one_item_per_chunk,
     },
 ];

@@ -182,6 +182,10 @@ impl Session<'_> {
                         data.truncate(wc.length() as usize);
                     }
                     let mut item = data.clone();
+                    if faults.write_chunk_preceding_item && results.head.len() >= 8 {
+                        let at = results.head.len() - 8;
+                        item = [&results.head[at..at + 4], &data[..]].concat();
+                    }
                     if faults.pad_write_chunk {
                         item.resize(data.len() + pad4(data.len()), 0);
                     }

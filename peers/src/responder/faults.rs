@@ -141,6 +141,9 @@ crate::fault_switches! {
         assume_peer_remote_invalidation = "assume-peer-remote-invalidation",
         /// Advertise our private data with a reserved bit set (RFC 8797 4: senders MUST zero them).
         private_data_reserved_set = "private-data-reserved-set",
+        /// Write the XDR item before a reduced item (READ3's eof) into the write chunk ahead of
+        /// it (RFC 8166 3.4.4.4: a chunk MUST contain exactly one XDR data item).
+        write_chunk_preceding_item = "write-chunk-preceding-item",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).
