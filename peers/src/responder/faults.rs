@@ -166,6 +166,9 @@ crate::fault_switches! {
         v2_respxch_overlap = "v2-respxch-overlap",
         /// RDMA2_ERR_BAD_HEADER for unknown characteristic ids (xcharext-02 2.1: no error).
         v2_reject_unknown_xchar = "v2-reject-unknown-xchar",
+        /// Answer an RDMA2_OPTIONAL that does not decode (such as an xcharval whose xchv_data runs
+        /// past the message) with an empty ROPT_RESPXCH (xcharext-02 2.1: MUST report an XDR error).
+        v2_undecodable_optional_answered = "v2-undecodable-optional-answered",
         /// Serve a ROPT_XMTREQ at once, ignoring optxrq_count (rtrext-03 9.4).
         v2_no_continuation = "v2-no-continuation",
         /// Drop broken transmission groups silently instead of ROPT_REPTERR (rtrext-03 9.5).

@@ -58,6 +58,12 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     let p = profile();
     let msg = match Message::decode(data, &p) {
         Ok(m) => m,
+        Err(_) if s.config.faults.v2_undecodable_optional_answered && proc_ == Some(Proc::RDMA2_OPTIONAL.0) => {
+            let order = p.subset_bit_order;
+            let empty = XcharSubset::new(&[], order);
+            let resp = RespXch { done: empty, rej: empty, pend: empty };
+            return send_optional(s, xid, OptInfo::Xchar(xcharext::Op::RespXch(resp)));
+        }
         Err(_) => {
             s.v2.group = None;
             return send_bad_header(s, xid);

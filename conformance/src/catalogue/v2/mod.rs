@@ -26,7 +26,7 @@ use crate::frame::v2::{Body, Header, Op};
 use crate::frame::{Frame, Malformed};
 
 /// Every Version Two check, in run order: the base draft's, then xcharext's, then rtrext's.
-pub static CHECKS: [Check; 20] = join(&base::CHECKS, &xcharext::CHECKS, &rtrext::CHECKS);
+pub static CHECKS: [Check; 21] = join(&base::CHECKS, &xcharext::CHECKS, &rtrext::CHECKS);
 
 /// The three tables end to end.
 const fn join<const A: usize, const B: usize, const C: usize, const N: usize>(
