@@ -32,7 +32,14 @@ impl Session<'_> {
         if framing != Framing::V1 && !self.config.faults.v2_reply_v1 {
             return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len);
         }
-        let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
+        let mut b = if nomsg {
+            HeaderBuilder::nomsg(xid, credit)
+        } else if self.config.faults.reply_msgp {
+            // RFC 5666 3.9: align 4 and a threshold above any inline reply (no padding).
+            HeaderBuilder::msgp(xid, credit, 4, 1 << 20)
+        } else {
+            HeaderBuilder::msg(xid, credit)
+        };
         b = b.write_list(writes);
         if self.config.faults.echo_read_list {
             b = b.read_list(&self.echoed_reads);
@@ -297,7 +304,11 @@ impl Session<'_> {
             }
         }
         let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
-        self.send(&out, invalidate)
+        self.send(&out, invalidate)?;
+        if faults.done_after_reply_chunk && framing == Framing::V1 {
+            self.send(&HeaderBuilder::done(xid, self.grant()).encode_to_vec(), None)?;
+        }
+        Ok(())
     }
 
     /// RDMA-Writes `item` into `chunk`, recording the lengths written in `echo`.

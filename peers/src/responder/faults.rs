@@ -144,6 +144,11 @@ crate::fault_switches! {
         /// Write the XDR item before a reduced item (READ3's eof) into the write chunk ahead of
         /// it (RFC 8166 3.4.4.4: a chunk MUST contain exactly one XDR data item).
         write_chunk_preceding_item = "write-chunk-preceding-item",
+        /// Send inline Version One replies as RDMA_MSGP (RFC 8166 4.6.1: senders MUST NOT).
+        reply_msgp = "reply-msgp",
+        /// Send an RDMA_DONE after each reply sent through a reply chunk (RFC 8166 4.6.2:
+        /// senders MUST NOT).
+        done_after_reply_chunk = "done-after-reply-chunk",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).
