@@ -252,7 +252,7 @@ mod tests {
         let ids: Vec<&str> = CHECKS.iter().map(|c| c.info.id).collect();
         assert_eq!(ids.first(), Some(&"v2-01/5.2/optional-first-message"));
         assert_eq!(ids[8], "xcharext-02/4.1/initxch-silent");
-        assert_eq!(ids[15], "rtrext-03/9.3/xmtreq-answered");
+        assert_eq!(ids[16], "rtrext-03/9.3/xmtreq-answered");
         assert_eq!(ids.last(), Some(&"rtrext-03/9.4/cont-wrong-xid"));
     }
 
