@@ -174,6 +174,9 @@ crate::fault_switches! {
         /// Answer an RDMA2_OPTIONAL that does not decode (such as an xcharval whose xchv_data runs
         /// past the message) with an empty ROPT_RESPXCH (xcharext-02 2.1: MUST report an XDR error).
         v2_undecodable_optional_answered = "v2-undecodable-optional-answered",
+        /// Drop Version Two messages longer than 1024 bytes (v2-01 2.3: receivers MUST support a
+        /// 4096-byte inline threshold).
+        v2_inline_1024 = "v2-inline-1024",
         /// Serve a ROPT_XMTREQ at once, ignoring optxrq_count (rtrext-03 9.4).
         v2_no_continuation = "v2-no-continuation",
         /// Drop broken transmission groups silently instead of ROPT_REPTERR (rtrext-03 9.5).

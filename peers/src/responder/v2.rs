@@ -55,6 +55,9 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     if proc_ == Some(Proc::RDMA2_ERROR.0) {
         return if s.config.faults.v2_answer_error { send_bad_header(s, xid) } else { Ok(()) };
     }
+    if s.config.faults.v2_inline_1024 && data.len() > 1024 {
+        return Ok(());
+    }
     let p = profile();
     let msg = match Message::decode(data, &p) {
         Ok(m) => m,
