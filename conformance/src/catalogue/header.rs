@@ -7,7 +7,11 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::v1::HeaderBuilder;
 use rpcrdma_codec::xdr::Encode;
 
-use super::{expect_discard, expect_err_chunk, null_round_trip, start, v1};
+use rpcrdma_codec::check::{rules, Rule};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_READDIR};
+use rpcrdma_peers::transport::Access;
+
+use super::{expect_discard, expect_err_chunk, lookup, null_round_trip, start, v1};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 
 fn null_call(ctx: &mut Ctx) -> Judged {
@@ -179,7 +183,58 @@ fn reply_version_one(ctx: &mut Ctx) -> Judged {
     Ok(Verdict::pass(want, "rdma_vers 1"))
 }
 
-pub static CHECKS: [Check; 17] = [
+/// Fails when `got` is a Version One message that breaks `rule` (RDMA_MSGP or RDMA_DONE sent).
+fn not_sent(got: &Received, rule: Rule, after: &str, want: &str) -> Result<(), Verdict> {
+    let header = got.frame().and_then(|f| f.v1());
+    match header.and_then(|h| h.violations.iter().find(|v| *v.rule == rule)) {
+        Some(v) => Err(Verdict::fail(want, format!("{after}: {v}"))),
+        None => Ok(()),
+    }
+}
+
+/// Every reply form: inline (NULL), a READ's data through a write chunk, a long READDIR
+/// through a reply chunk (after which RFC 5666 requesters sent RDMA_DONE), then a silence
+/// window for anything sent after it; none of these messages may break `rule`.
+fn retired_proc_not_sent(ctx: &mut Ctx, rule: Rule, want: &str) -> Judged {
+    ctx.options.receive_size = 1024;
+    start(ctx)?;
+    let call = ctx.null();
+    let got = ctx.call(&call.msg());
+    not_sent(&got, rule, "the NULL reply", want)?;
+    expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let fh = lookup(ctx, nfs3::FILE_FIVE)?;
+    let region = ctx.register(16, Access::WRITE);
+    let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 16));
+    call.writes = vec![vec![region.segment()]];
+    let got = ctx.call(&call.msg());
+    not_sent(&got, rule, "the READ reply", want)?;
+    expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let dir = lookup(ctx, nfs3::DIR_MANY)?;
+    let region = ctx.register(16384, Access::WRITE);
+    let mut call = ctx.nfs3(NFSPROC3_READDIR, nfs3::readdir_args(&dir, 0, [0; 8], 8192));
+    call.reply = Some(vec![region.segment()]);
+    let got = ctx.call(&call.msg());
+    not_sent(&got, rule, "the READDIR reply", want)?;
+    expect::reply_to(&got, call.xid).or_fail(want)?;
+    let after = ctx.expect_silence();
+    not_sent(&after, rule, "after the READDIR reply", want)?;
+    Ok(Verdict::pass(
+        want,
+        "replies to a NULL, a READ through a write chunk and a READDIR through a reply chunk, then nothing",
+    ))
+}
+
+fn no_msgp_sent(ctx: &mut Ctx) -> Judged {
+    let want = "no RDMA_MSGP among the replies to a NULL, a READ through a write chunk and a long READDIR through a reply chunk, nor after them";
+    retired_proc_not_sent(ctx, rules::MSGP_SENT, want)
+}
+
+fn no_done_sent(ctx: &mut Ctx) -> Judged {
+    let want = "no RDMA_DONE among the replies to a NULL, a READ through a write chunk and a long READDIR through a reply chunk, nor after them";
+    retired_proc_not_sent(ctx, rules::DONE_SENT, want)
+}
+
+pub static CHECKS: [Check; 19] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/4.2.4/null-call",
@@ -388,5 +443,29 @@ pub static CHECKS: [Check; 17] = [
             broken_by: &[("reply-wrong-version", Outcome::Fail)],
         },
         run: reply_version_one,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/4.6.1/no-msgp-sent",
+            requirement: "Therefore, senders MUST NOT send RDMA_MSGP procedures.",
+            key_word: KeyWord::MustNot,
+            acceptable: "RDMA_MSG or RDMA_NOMSG replies to a NULL, a READ through a write chunk and a READDIR through a reply chunk; no RDMA_MSGP after them",
+            rationale: "RFC 8166 retires RDMA_MSGP; a requester that follows it refuses or discards such a reply (4.6.1), so the RPC is lost.",
+            groups: &["header"],
+            broken_by: &[("reply-msgp", Outcome::Fail)],
+        },
+        run: no_msgp_sent,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/4.6.2/no-done-sent",
+            requirement: "Therefore, senders MUST NOT send RDMA_DONE messages.",
+            key_word: KeyWord::MustNot,
+            acceptable: "no RDMA_DONE in answer to a NULL, a READ through a write chunk or a READDIR through a reply chunk, nor in the silence after them",
+            rationale: "RFC 8166 retires RDMA_DONE; a message nobody expects consumes a receive and a credit of the requester.",
+            groups: &["header", "reply-chunk"],
+            broken_by: &[("done-after-reply-chunk", Outcome::Fail)],
+        },
+        run: no_done_sent,
     },
 ];

@@ -162,9 +162,14 @@ fn receive_size_honoured(ctx: &mut Ctx) -> Judged {
 fn falls_back_to_1024(ctx: &mut Ctx, private_data: &[u8]) -> Judged {
     ctx.options.receive_size = 1024;
     ctx.connect_with(private_data).or_fail("a connection")?;
+    no_send_over_1024(ctx, "the peer assumes 1024-byte inline thresholds: no Send over 1024 bytes")
+}
+
+/// On a connection with a 1024-byte receive size: a 2000-byte READ without chunks must not
+/// come back in one Send over 1024 bytes.
+fn no_send_over_1024(ctx: &mut Ctx, want: &str) -> Judged {
     let fh = lookup(ctx, nfs3::FILE_BIG)?;
     let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 2000));
-    let want = "the peer assumes 1024-byte inline thresholds: no Send over 1024 bytes";
     match ctx.call(&call.msg()) {
         Received::Message(f) if f.len() <= 1024 => Ok(Verdict::pass(want, format!("a {}-byte reply", f.len()))),
         Received::Nothing(NoMessage::RecvFailed(s)) => {
@@ -288,6 +293,51 @@ fn settings_change_on_reconnect(ctx: &mut Ctx) -> Judged {
     }
 }
 
+/// Connects with `private_data` (not valid RFC 8797 data, though R would be set in it) and
+/// checks the peer behaves as if it had none (RFC 8797 5.1): R taken as zero (a plain Send
+/// for a READ offering a write chunk), sizes as 1024 (no Send over 1024 bytes).
+fn as_if_no_private_data(ctx: &mut Ctx, private_data: &[u8], what: &str) -> Judged {
+    ctx.options.receive_size = 1024;
+    ctx.connect_with(private_data).or_fail("a connection")?;
+    let want = format!(
+        "with {what}: a plain Send for a READ offering a write chunk (R taken as zero), and no Send over 1024 bytes (sizes taken as 1024)"
+    );
+    let (reply, _) = read_into_fresh_chunk(ctx)?;
+    if let Some(h) = reply.invalidated {
+        return Err(Verdict::fail(&want, format!("Send With Invalidate of {h:#x}: R taken as set")));
+    }
+    no_send_over_1024(ctx, &want)
+}
+
+fn absent_as_zero_fields(ctx: &mut Ctx) -> Judged {
+    as_if_no_private_data(ctx, &[], "no private data")
+}
+
+fn bad_identifier_as_absent(ctx: &mut Ctx) -> Judged {
+    // Our usual private data, R set, with the format identifier's last octet changed.
+    let mut pd = ctx.private_data(true);
+    pd[3] ^= 0xff;
+    as_if_no_private_data(ctx, &pd, "our private data (R set) under a wrong format identifier")
+}
+
+fn reserved_bits_both_ways(ctx: &mut Ctx) -> Judged {
+    let want = "the peer's own private data with its reserved bits zero, and ours with all 7 reserved bits set used as plainly";
+    // The sender half: what the peer sent us.
+    start(ctx)?;
+    let sent = match private_data::find(ctx.peer_private_data(), &rpcrdma_codec::Profile::default()) {
+        Ok(Lookup::Found { data, .. }) if data.reserved != 0 => {
+            let got = format!("the peer's own private data has reserved bits {:#04x} set", data.reserved);
+            return Err(Verdict::fail(want, got));
+        }
+        Ok(Lookup::Found { .. }) => "the peer's own reserved bits zero",
+        _ => "no RFC 8797 private data of the peer's (no reserved bits sent)",
+    };
+    // The receiver half: our reserved bits set change nothing the peer takes from us.
+    let variant = honoured_private_data(ctx, &[], 0x7f);
+    let received = same_as_plain(ctx, &variant, "with all 7 reserved bits set")?;
+    Ok(Verdict::pass(want, format!("{sent}; {}", received.actual)))
+}
+
 fn no_private_data(ctx: &mut Ctx) -> Judged {
     falls_back_to_1024(ctx, &[])
 }
@@ -299,7 +349,7 @@ fn bad_format_identifier(ctx: &mut Ctx) -> Judged {
     falls_back_to_1024(ctx, &pd)
 }
 
-pub static CHECKS: [Check; 9] = [
+pub static CHECKS: [Check; 12] = [
     Check {
         info: CheckInfo {
             id: "rfc8797/4/private-data-valid",
@@ -411,5 +461,50 @@ pub static CHECKS: [Check; 9] = [
             broken_by: &[("assume-large-peer-receive", Outcome::Fail)],
         },
         run: bad_format_identifier,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8797/5.1/absent-as-zero-fields",
+            requirement: "In other words, the peer MUST behave as if a Private Data message was received in which (1) bit 15 of the Flags field is zero and (2) both Size fields contain the value zero.",
+            key_word: KeyWord::Must,
+            acceptable: "without our private data: a plain Send for a READ offering a write chunk, and no Send over 1024 bytes",
+            rationale: "A requester that sent no private data expects neither Send With Invalidate nor Sends larger than 1024 bytes.",
+            groups: &["private-data", "inline", "invalidation"],
+            broken_by: &[
+                ("assume-peer-remote-invalidation", Outcome::Fail),
+                ("assume-large-peer-receive", Outcome::Fail),
+            ],
+        },
+        run: absent_as_zero_fields,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8797/5.2/bad-identifier-as-absent",
+            requirement: "If the RPC-over-RDMA version 1 CM Private Data Format Identifier is not present, an RPC-over-RDMA version 1 receiver MUST behave as if no RPC-over-RDMA version 1 CM Private Data has been provided.",
+            key_word: KeyWord::Must,
+            acceptable: "with our private data (R set) under a wrong format identifier: a plain Send for a READ offering a write chunk, and no Send over 1024 bytes",
+            rationale: "Another protocol's private data must not be read as RFC 8797 sizes or as the R bit.",
+            groups: &["private-data", "inline", "invalidation"],
+            broken_by: &[
+                ("assume-peer-remote-invalidation", Outcome::Fail),
+                ("assume-large-peer-receive", Outcome::Fail),
+            ],
+        },
+        run: bad_identifier_as_absent,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8797/4/reserved-bits-both-ways",
+            requirement: "Reserved: This 7-bit field is unused. Senders MUST set these bits to zero, and receivers MUST ignore their value.",
+            key_word: KeyWord::Must,
+            acceptable: "the peer's own reserved bits zero (or no private data of its own), and our private data with all reserved bits set used as it is with them clear; unsupported when the peer uses neither our receive size nor our R bit",
+            rationale: "Both halves make the bits assignable later: a sender that sets them, or a receiver that rejects them, breaks a future format.",
+            groups: &["private-data", "cm"],
+            broken_by: &[
+                ("private-data-reserved-set", Outcome::Fail),
+                ("private-data-reserved-rejected", Outcome::Fail),
+            ],
+        },
+        run: reserved_bits_both_ways,
     },
 ];

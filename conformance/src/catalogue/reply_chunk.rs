@@ -30,11 +30,17 @@ fn long_readdir(ctx: &mut Ctx, chunk_len: u32) -> Result<(Call, Region, Received
 
 fn long_reply_via_reply_chunk(ctx: &mut Ctx) -> Judged {
     let (call, region, got) = long_readdir(ctx, 16384)?;
-    let want = "RDMA_NOMSG with the reply chunk holding the whole RPC reply (our receive size is 1024)";
+    let want = "RDMA_NOMSG with the reply chunk provided (handle and offset unchanged) holding the whole RPC reply (our receive size is 1024)";
     let (f, h) = expect::reply_to(&got, call.xid).or_fail(want)?;
     match &h.body {
         Body::NoMsg { chunks } => {
             let rc = chunks.reply.as_ref().ok_or("RDMA_NOMSG without a reply chunk").or_fail(want)?;
+            // The chunk we provided: one segment, its handle and offset as offered.
+            let offered = region.segment();
+            if !matches!(rc.as_slice(), [s] if s.handle == offered.handle && s.offset == offered.offset) {
+                let got = format!("reply chunk returned as {rc:?}, not the one provided ({offered:?})");
+                return Err(Verdict::fail(want, got));
+            }
             let len = rc.iter().map(|s| s.length as usize).sum::<usize>();
             let written = ctx.conn().read_local(&region).expect("own region");
             if len == 0 || len > written.len() {
@@ -233,10 +239,10 @@ pub static CHECKS: [Check; 5] = [
             id: "rfc8166/3.5.3/long-reply-via-reply-chunk",
             requirement: "A Responder chooses which form of reply to use based on the chunks provided by the Requester. ... If a Reply chunk was provided and the reduced Payload stream is larger than the reply inline threshold, the Responder MUST use the Requester-provided Reply chunk for the reply.",
             key_word: KeyWord::Must,
-            acceptable: "RDMA_NOMSG whose reply chunk holds the RPC reply, or an inline reply that fits 1024 bytes",
+            acceptable: "RDMA_NOMSG whose reply chunk, returned with the handle and offset provided, holds the RPC reply, or an inline reply that fits 1024 bytes",
             rationale: "A responder that ignores the reply chunk overruns the requester's receive buffer.",
             groups: &["chunks", "reply-chunk"],
-            broken_by: &[("ignore-reply-chunk", Outcome::Fail)],
+            broken_by: &[("ignore-reply-chunk", Outcome::Fail), ("reply-chunk-offset-advanced", Outcome::Fail)],
         },
         run: long_reply_via_reply_chunk,
     },

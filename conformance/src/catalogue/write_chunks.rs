@@ -5,7 +5,7 @@ use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_GETATTR, NFSPROC3_READ, ROOT_FH};
+use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_GETATTR, NFSPROC3_READ, NFSPROC3_READDIR, ROOT_FH};
 use rpcrdma_peers::transport::Access;
 
 use super::{lookup, start};
@@ -102,10 +102,15 @@ fn extra_pad_segment(ctx: &mut Ctx) -> Judged {
     ctx.conn().write_local(&pad, 0, &[CANARY; 4]).expect("own region");
     let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 8));
     call.writes = vec![vec![data.segment(), pad.segment()]];
-    let want = "5 bytes in the first segment, the pad segment untouched, returned lengths 5 and 0";
+    let want = "5 bytes in the first segment, the pad segment untouched, the two segments returned with their handles and offsets as offered and lengths 5 and 0";
     let got = ctx.call(&call.msg());
     let (_, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
-    let lengths: Vec<u32> = first_write_chunk(h).iter().map(|s| s.length).collect();
+    let returned = first_write_chunk(h);
+    let coordinates = |s: &[Segment]| s.iter().map(|x| (x.handle, x.offset)).collect::<Vec<_>>();
+    if coordinates(&returned) != coordinates(&[data.segment(), pad.segment()]) {
+        return Err(Verdict::fail(want, format!("returned write chunk {returned:?}")));
+    }
+    let lengths: Vec<u32> = returned.iter().map(|s| s.length).collect();
     let pad_bytes = ctx.conn().read_local(&pad).expect("own region");
     let data_bytes = ctx.conn().read_local(&data).expect("own region");
     if pad_bytes != [CANARY; 4] {
@@ -351,7 +356,117 @@ fn write_chunk_too_small(ctx: &mut Ctx) -> Judged {
     }
 }
 
-pub static CHECKS: [Check; 9] = [
+fn count_stays_inline(ctx: &mut Ctx) -> Judged {
+    // READ3resok's data is a counted array of bytes: reduced into the write chunk, its
+    // elements go to the chunk and its count (the data length word) stays inline.
+    let want = "the READ3 data length word (5) inline, the 5 data bytes in the write chunk (returned with length 5) and not inline";
+    let ReadThroughChunk { results, returned, region: written } = read_into_write_chunk(ctx, 16)?;
+    let rr = nfs3::read_result(&results)
+        .ok_or_else(|| format!("the {} bytes of READ3 results end before the data length word", results.len()))
+        .or_fail(want)?;
+    if rr.status != 0 || rr.data_len != 5 {
+        let got = format!("READ3 status {} with data length word {}", rr.status, rr.data_len);
+        return Err(Verdict::fail(want, got));
+    }
+    let in_chunk: u64 = returned.iter().map(|s| s.length as u64).sum();
+    if in_chunk != 5 || written[..5] != file_contents(5)[..] {
+        return Err(Verdict::fail(
+            want,
+            format!("the write chunk returned as {returned:?}, holding {:02x?}", &written[..5]),
+        ));
+    }
+    if results.len() >= rr.data_at + 5 {
+        let got = format!(
+            "{} bytes inline after the data length word: the elements were not moved",
+            results.len() - rr.data_at
+        );
+        return Err(Verdict::fail(want, got));
+    }
+    Ok(Verdict::pass(want, "the count inline, the 5 elements in the write chunk"))
+}
+
+fn reduced_item_no_roundup(ctx: &mut Ctx) -> Judged {
+    // 5 bytes of READ data reduced into the write chunk: their 3 bytes of XDR roundup must
+    // leave the Payload stream with them, which then ends at the data length word.
+    let want = "the inline READ3 results ending at the data length word (no roundup of the reduced 5-byte item left), a multiple of four bytes long";
+    let ReadThroughChunk { results, returned, .. } = read_into_write_chunk(ctx, 16)?;
+    let rr = nfs3::read_result(&results).ok_or("READ3 results do not decode").or_fail(want)?;
+    let in_chunk: u64 = returned.iter().map(|s| s.length as u64).sum();
+    if rr.status != 0 || rr.data_len != 5 || in_chunk == 0 {
+        let got =
+            format!("READ3 status {} data length {} with {in_chunk} bytes in the write chunk", rr.status, rr.data_len);
+        return Err(Verdict::fail(want, got));
+    }
+    match results.len() - rr.data_at {
+        0 if results.len() % 4 == 0 => Ok(Verdict::pass(want, "nothing inline after the reduced item's length word")),
+        0 => Err(Verdict::fail(want, format!("{} bytes of results, not four-byte aligned", results.len()))),
+        n => Err(Verdict::fail(
+            want,
+            format!("{n} bytes {:02x?} left inline after the reduced item", &results[rr.data_at..]),
+        )),
+    }
+}
+
+fn ineligible_not_reduced(ctx: &mut Ctx) -> Judged {
+    // READDIR3resok (entry names, cookies) holds nothing DDP-eligible (RFC 8267 4): with a
+    // write chunk offered, all of it stays inline and the chunk comes back unused.
+    start(ctx)?;
+    let region = ctx.register(4096, Access::WRITE);
+    ctx.conn().write_local(&region, 0, &[CANARY; 4096]).expect("own region");
+    let mut call = ctx.nfs3(NFSPROC3_READDIR, nfs3::readdir_args(&ROOT_FH, 0, [0; 8], 1024));
+    let offered = region.segment();
+    call.writes = vec![vec![offered]];
+    let want = "the whole READDIR3res inline, the write chunk returned unused (1 segment of length 0, handle and offset as offered) and untouched";
+    let got = ctx.call(&call.msg());
+    let (f, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let returned = first_write_chunk(h);
+    let results = expect::results(f).or_fail(want)?;
+    match nfs3::readdir_result(results) {
+        Some((0, n)) if n > 0 => {}
+        other => {
+            let got =
+                format!("{} bytes of inline results that are not a whole READDIR3resok ({other:?})", results.len());
+            return Err(Verdict::fail(want, got));
+        }
+    }
+    if returned.len() != 1 || returned[0] != (Segment { length: 0, ..offered }) {
+        return Err(Verdict::fail(want, format!("the write chunk returned as {returned:?}")));
+    }
+    if ctx.conn().read_local(&region).expect("own region").iter().any(|&b| b != CANARY) {
+        return Err(Verdict::fail(want, "the unused write chunk was written"));
+    }
+    Ok(Verdict::pass(want, "READDIR3res inline, the write chunk unused and untouched"))
+}
+
+fn one_item_per_chunk(ctx: &mut Ctx) -> Judged {
+    // A 40-byte READ into a 64-byte write chunk: the chunk holds the READ data and nothing
+    // else (not its length word, not the eof before it), and the canaries after it stay.
+    start(ctx)?;
+    let fh = lookup(ctx, nfs3::FILE_BIG)?;
+    let region = ctx.register(64, Access::WRITE);
+    ctx.conn().write_local(&region, 0, &[CANARY; 64]).expect("own region");
+    let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 40));
+    call.writes = vec![vec![region.segment()]];
+    let want = "the write chunk holding exactly the 40 bytes of READ data (returned length 40, the data length word 40), nothing before or after them";
+    let got = ctx.call(&call.msg());
+    let (f, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let returned = first_write_chunk(h);
+    let results = expect::results(f).or_fail(want)?;
+    let rr = nfs3::read_result(results).ok_or("READ3 results do not decode").or_fail(want)?;
+    let in_chunk: u64 = returned.iter().map(|s| s.length as u64).sum();
+    let bytes = ctx.conn().read_local(&region).expect("own region");
+    if rr.status != 0 || rr.data_len != 40 || in_chunk != 40 {
+        let got =
+            format!("READ3 status {} data length {} with {in_chunk} bytes in the write chunk", rr.status, rr.data_len);
+        return Err(Verdict::fail(want, got));
+    }
+    if bytes[..40] != file_contents(70000)[..40] || bytes[40..].iter().any(|&b| b != CANARY) {
+        return Err(Verdict::fail(want, format!("the chunk's region holds {:02x?}", &bytes[..48])));
+    }
+    Ok(Verdict::pass(want, "the write chunk holds the 40 data bytes alone"))
+}
+
+pub static CHECKS: [Check; 13] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.6.2/write-chunk-no-pad",
@@ -381,10 +496,10 @@ pub static CHECKS: [Check; 9] = [
             id: "rfc8166/3.4.6.2/write-chunk-extra-pad-segment",
             requirement: "A Responder MUST NOT write XDR roundup padding into a Write chunk, even if the Requester made space available for it.",
             key_word: KeyWord::MustNot,
-            acceptable: "the data in the first segment, the 4-byte pad segment untouched, returned lengths 5 and 0",
+            acceptable: "the data in the first segment, the 4-byte pad segment untouched, both segments returned as offered with lengths 5 and 0",
             rationale: "Linux clients before 4.9 add a pad segment to every write chunk; responders must leave it alone.",
             groups: &["chunks", "padding", "write-chunks"],
-            broken_by: &[("pad-write-chunk", Outcome::Fail)],
+            broken_by: &[("pad-write-chunk", Outcome::Fail), ("write-chunk-offset-advanced", Outcome::Fail)],
         },
         run: extra_pad_segment,
     },
@@ -463,5 +578,53 @@ pub static CHECKS: [Check; 9] = [
             broken_by: &[("write-chunk-truncated", Outcome::Fail), ("no-err-chunk", Outcome::Fail)],
         },
         run: write_chunk_too_small,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.4.1/count-stays-inline",
+            requirement: "If a chunk contains a counted array data type, the count of array elements MUST remain in the Payload stream, while the array elements MUST be moved to the chunk.",
+            key_word: KeyWord::Must,
+            acceptable: "for a 5-byte READ into a write chunk: the data length word 5 inline, the 5 bytes in the chunk (returned length 5), not inline",
+            rationale: "The requester learns the reduced item's length from the count in the Payload stream; without it the results after the item do not decode.",
+            groups: &["chunks", "write-chunks", "reduction"],
+            broken_by: &[("reduced-count-omitted", Outcome::Fail)],
+        },
+        run: count_stays_inline,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.4.4/reduced-item-no-roundup",
+            requirement: "When a variable-length XDR data item is reduced, the sender MUST remove XDR roundup padding for that data item from the Payload stream so that data items remaining in the Payload stream begin on four-byte alignment.",
+            key_word: KeyWord::Must,
+            acceptable: "for a 5-byte READ into a write chunk: nothing inline after the data length word (its 3 bytes of roundup removed)",
+            rationale: "Roundup left behind misaligns every item after the reduced one, or leaves trailing bytes the requester reads as more results.",
+            groups: &["chunks", "padding", "write-chunks", "reduction"],
+            broken_by: &[("reduced-pad-left-inline", Outcome::Fail)],
+        },
+        run: reduced_item_no_roundup,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/6.1/ineligible-not-reduced",
+            requirement: "Senders MUST NOT reduce data items that are not DDP-eligible.",
+            key_word: KeyWord::MustNot,
+            acceptable: "for a READDIR offering a write chunk: the whole READDIR3res inline, the chunk returned unused and untouched",
+            rationale: "The NFSv3 binding (RFC 8267 4) makes only READ, WRITE, READLINK and SYMLINK data DDP-eligible; a requester does not look for other results in its write chunks.",
+            groups: &["chunks", "write-chunks", "reduction"],
+            broken_by: &[("reduce-ineligible-results", Outcome::Fail)],
+        },
+        run: ineligible_not_reduced,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8166/3.4.4.4/one-item-per-chunk",
+            requirement: "Except in special cases (covered in Section 3.5.3), a chunk MUST contain exactly one XDR data item.",
+            key_word: KeyWord::Must,
+            acceptable: "for a 40-byte READ into a 64-byte write chunk: the chunk returned with length 40 and holding the READ data alone",
+            rationale: "The requester places each chunk's content as one data item of its results; anything else in the chunk corrupts that item.",
+            groups: &["chunks", "write-chunks", "reduction"],
+            broken_by: &[("write-chunk-preceding-item", Outcome::Fail)],
+        },
+        run: one_item_per_chunk,
     },
 ];

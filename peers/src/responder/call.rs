@@ -32,7 +32,14 @@ impl Session<'_> {
         if framing != Framing::V1 && !self.config.faults.v2_reply_v1 {
             return v2::reply_header(self, framing, nomsg, xid, credit, writes, reply, payload_len);
         }
-        let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit) } else { HeaderBuilder::msg(xid, credit) };
+        let mut b = if nomsg {
+            HeaderBuilder::nomsg(xid, credit)
+        } else if self.config.faults.reply_msgp {
+            // RFC 5666 3.9: align 4 and a threshold above any inline reply (no padding).
+            HeaderBuilder::msgp(xid, credit, 4, 1 << 20)
+        } else {
+            HeaderBuilder::msg(xid, credit)
+        };
         b = b.write_list(writes);
         if self.config.faults.echo_read_list {
             b = b.read_list(&self.echoed_reads);
@@ -150,12 +157,23 @@ impl Session<'_> {
             }
             Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
         };
+        let mut results = results;
+        if faults.reduce_ineligible_results
+            && results.ddp.is_none()
+            && results.head.len() > 4
+            && !chunks.writes.is_empty()
+        {
+            let rest = results.head.split_off(4);
+            results.ddp = Some(rest);
+        }
         let deadline = Instant::now() + self.deadline_step;
 
         // Write list: the DDP-eligible item goes into the first write chunk (RFC 8166 4.3.2);
         // every chunk is echoed with the lengths actually written, unused ones with zeros.
         let mut write_echo: Vec<Vec<Segment>> = Vec::new();
         let mut ddp_inline = results.ddp.clone();
+        // The length of the item reduced into a write chunk, if one was.
+        let mut reduced: Option<usize> = None;
         let count = chunks.writes.chunks().count();
         let target = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         for (i, wc) in chunks.writes.chunks().enumerate() {
@@ -171,10 +189,15 @@ impl Session<'_> {
                         data.truncate(wc.length() as usize);
                     }
                     let mut item = data.clone();
+                    if faults.write_chunk_preceding_item && results.head.len() >= 8 {
+                        let at = results.head.len() - 8;
+                        item = [&results.head[at..at + 4], &data[..]].concat();
+                    }
                     if faults.pad_write_chunk {
                         item.resize(data.len() + pad4(data.len()), 0);
                     }
                     self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                    reduced = Some(data.len());
                     if faults.write_chunk_offset_advanced {
                         for s in segs.iter_mut() {
                             s.offset += s.length as u64;
@@ -196,6 +219,14 @@ impl Session<'_> {
         // it went through a write chunk).
         let mut payload = rpc_header.encode_to_vec();
         payload.extend_from_slice(&results.head);
+        if let Some(n) = reduced {
+            if faults.reduced_count_omitted {
+                payload.truncate(payload.len().saturating_sub(4));
+            }
+            if faults.reduced_pad_left_inline {
+                payload.resize(payload.len() + pad4(n), 0);
+            }
+        }
         // Where the inline DDP item's XDR pad lies, and how long it is.
         let mut pad_at = None;
         if let Some(d) = &ddp_inline {
@@ -267,8 +298,17 @@ impl Session<'_> {
         } else {
             self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
         }
+        if faults.reply_chunk_offset_advanced {
+            for s in echo.iter_mut() {
+                s.offset += s.length as u64;
+            }
+        }
         let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
-        self.send(&out, invalidate)
+        self.send(&out, invalidate)?;
+        if faults.done_after_reply_chunk && framing == Framing::V1 {
+            self.send(&HeaderBuilder::done(xid, self.grant()).encode_to_vec(), None)?;
+        }
+        Ok(())
     }
 
     /// RDMA-Writes `item` into `chunk`, recording the lengths written in `echo`.

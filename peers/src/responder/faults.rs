@@ -125,6 +125,30 @@ crate::fault_switches! {
         /// Strip the XDR pad of an odd-length item from a reply sent through the reply chunk
         /// (RFC 8166 3.5.3: such chunks MUST include XDR roundup).
         reply_chunk_unpadded = "reply-chunk-unpadded",
+        /// Drop a reduced item's length word from the Payload stream along with the item
+        /// (RFC 8166 3.4.4.1: the count MUST remain in the Payload stream).
+        reduced_count_omitted = "reduced-count-omitted",
+        /// Leave a reduced item's XDR roundup in the Payload stream (RFC 8166 3.4.4.4: MUST remove it).
+        reduced_pad_left_inline = "reduced-pad-left-inline",
+        /// Reduce the results of a reply with no DDP-eligible item (all after the status word)
+        /// into the first offered write chunk (RFC 8166 6.1: MUST NOT reduce them).
+        reduce_ineligible_results = "reduce-ineligible-results",
+        /// Return a long reply's reply-chunk segments with the offset advanced past the bytes
+        /// written (RFC 8166 3.5.3: the Requester-provided Reply chunk).
+        reply_chunk_offset_advanced = "reply-chunk-offset-advanced",
+        /// Without valid requester private data, assume the requester set R and use Send With
+        /// Invalidate (RFC 8797 5.1: behave as if R were zero).
+        assume_peer_remote_invalidation = "assume-peer-remote-invalidation",
+        /// Advertise our private data with a reserved bit set (RFC 8797 4: senders MUST zero them).
+        private_data_reserved_set = "private-data-reserved-set",
+        /// Write the XDR item before a reduced item (READ3's eof) into the write chunk ahead of
+        /// it (RFC 8166 3.4.4.4: a chunk MUST contain exactly one XDR data item).
+        write_chunk_preceding_item = "write-chunk-preceding-item",
+        /// Send inline Version One replies as RDMA_MSGP (RFC 8166 4.6.1: senders MUST NOT).
+        reply_msgp = "reply-msgp",
+        /// Send an RDMA_DONE after each reply sent through a reply chunk (RFC 8166 4.6.2:
+        /// senders MUST NOT).
+        done_after_reply_chunk = "done-after-reply-chunk",
         /// Version Two replies say rdma_direction / rdma_optdir CALL (v2-01 4.2.2).
         v2_wrong_direction = "v2-wrong-direction",
         /// Answer Version Two calls with Version One headers (v2-01 5.3).
@@ -147,6 +171,12 @@ crate::fault_switches! {
         v2_respxch_overlap = "v2-respxch-overlap",
         /// RDMA2_ERR_BAD_HEADER for unknown characteristic ids (xcharext-02 2.1: no error).
         v2_reject_unknown_xchar = "v2-reject-unknown-xchar",
+        /// Answer an RDMA2_OPTIONAL that does not decode (such as an xcharval whose xchv_data runs
+        /// past the message) with an empty ROPT_RESPXCH (xcharext-02 2.1: MUST report an XDR error).
+        v2_undecodable_optional_answered = "v2-undecodable-optional-answered",
+        /// Drop Version Two messages longer than 1024 bytes (v2-01 2.3: receivers MUST support a
+        /// 4096-byte inline threshold).
+        v2_inline_1024 = "v2-inline-1024",
         /// Serve a ROPT_XMTREQ at once, ignoring optxrq_count (rtrext-03 9.4).
         v2_no_continuation = "v2-no-continuation",
         /// Drop broken transmission groups silently instead of ROPT_REPTERR (rtrext-03 9.5).

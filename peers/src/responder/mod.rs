@@ -135,6 +135,9 @@ impl Responder {
         if self.config.faults.private_data_bad_version {
             pd = pd.with_version(2);
         }
+        if self.config.faults.private_data_reserved_set {
+            pd = pd.with_reserved(0x80);
+        }
         let mut b = [0u8; 8];
         pd.encode_into(&mut b).expect("8 bytes");
         b
@@ -310,6 +313,9 @@ impl<'a> Session<'a> {
         }
         if faults.assume_large_peer_receive && peer.status != private_data::Status::Ok {
             peer.params = PrivateData::new(4096, 4096, false).expect("4096");
+        }
+        if faults.assume_peer_remote_invalidation && peer.status != private_data::Status::Ok {
+            peer.params = PrivateData { remote_invalidation: true, ..peer.params };
         }
         if faults.ignore_peer_receive_size {
             peer.params = PrivateData::new(1024, 1024, peer.params.remote_invalidation).expect("1024");

@@ -55,9 +55,18 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     if proc_ == Some(Proc::RDMA2_ERROR.0) {
         return if s.config.faults.v2_answer_error { send_bad_header(s, xid) } else { Ok(()) };
     }
+    if s.config.faults.v2_inline_1024 && data.len() > 1024 {
+        return Ok(());
+    }
     let p = profile();
     let msg = match Message::decode(data, &p) {
         Ok(m) => m,
+        Err(_) if s.config.faults.v2_undecodable_optional_answered && proc_ == Some(Proc::RDMA2_OPTIONAL.0) => {
+            let order = p.subset_bit_order;
+            let empty = XcharSubset::new(&[], order);
+            let resp = RespXch { done: empty, rej: empty, pend: empty };
+            return send_optional(s, xid, OptInfo::Xchar(xcharext::Op::RespXch(resp)));
+        }
         Err(_) => {
             s.v2.group = None;
             return send_bad_header(s, xid);

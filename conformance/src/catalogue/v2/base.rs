@@ -11,6 +11,8 @@ use super::{
     xchar_msg,
 };
 use crate::catalogue::start;
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_WRITE, ROOT_FH};
+
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
 use crate::frame::v2::{Body, Op};
 
@@ -133,7 +135,45 @@ const V2_3_1_INVAL: &str = "When an implementation does not recognize or support
     rdma_opttype field, it MUST send an RPC-over-RDMA message with the rdma_xid field set to the same value as the \
     erroneous message, the rdma_proc field set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.";
 
-pub(super) const CHECKS: [Check; 8] = [
+/// A Version Two RDMA2_MSG call carrying `call` inline.
+fn v2_call(ctx: &Ctx, call: &rpcrdma_peers::proto::Call) -> Vec<u8> {
+    build(HeaderBuilder::msg(call.xid, ctx.options.credits_requested, MsgType::CALL).payload(&call.rpc_bytes()))
+}
+
+fn inline_4096_call(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let want =
+        "a Version Two WRITE call of exactly 4096 bytes, sent inline, answered NFS3_OK with the whole count written";
+    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, nfs3::FILE_SCRATCH));
+    let got = ctx.call(&v2_call(ctx, &call));
+    let (f, h) = v2_answer(&got, call.xid).or_fail("a Version Two LOOKUP reply")?;
+    rpc_reply_ok(f, h, call.xid).or_fail("a Version Two LOOKUP reply")?;
+    let fh = nfs3::lookup_fh(expect::results(f).or_fail("LOOKUP results")?)
+        .ok_or_else(|| Verdict::fail(want, "the LOOKUP of the scratch file failed"))?;
+    // The WRITE's data sized so that the whole message, transport header included, is 4096.
+    let write = |ctx: &mut Ctx, data: &[u8]| {
+        let args = [nfs3::write_args_split(&fh, 0, data), data.to_vec()].concat();
+        let call = ctx.nfs3(NFSPROC3_WRITE, args);
+        let msg = v2_call(ctx, &call);
+        (call, msg)
+    };
+    let (_, empty) = write(ctx, &[]);
+    let n = 4096 - empty.len();
+    let data = nfs3::file_contents(n);
+    let (call, msg) = write(ctx, &data);
+    assert_eq!(msg.len(), 4096, "the WRITE call is sized to the threshold");
+    let got = ctx.call(&msg);
+    let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
+    rpc_reply_ok(f, h, call.xid).or_fail(want)?;
+    match nfs3::write_result(expect::results(f).or_fail(want)?) {
+        Some((0, count)) if count as usize == n => {
+            Ok(Verdict::pass(want, format!("a 4096-byte call ({n} bytes of data) written whole")))
+        }
+        other => Err(Verdict::fail(want, format!("WRITE3 result {other:?} for {n} bytes"))),
+    }
+}
+
+pub(super) const CHECKS: [Check; 9] = [
     Check {
         info: CheckInfo {
             id: "v2-01/5.2/optional-first-message",
@@ -260,5 +300,20 @@ pub(super) const CHECKS: [Check; 8] = [
             broken_by: &[("v2-answer-error", Outcome::Fail)],
         },
         run: error_discarded,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/2.3/inline-4096-call",
+            requirement: "RPC-over-RDMA Version Two receiver implementations MUST support an inline threshold of 4096 \
+                bytes, but MAY support larger inline threshold values.",
+            key_word: KeyWord::Must,
+            acceptable: "a 4096-byte Version Two WRITE call, sent inline, answered NFS3_OK with every byte written; \
+                unsupported for a Version One peer",
+            rationale: "Version Two fixes 4096 bytes as the inline threshold without negotiation; a receiver with \
+                smaller buffers loses every call between its size and 4096.",
+            groups: &["v2", "inline"],
+            broken_by: &[("v2-inline-1024", Outcome::Fail)],
+        },
+        run: inline_4096_call,
     },
 ];

@@ -164,9 +164,31 @@ fn invalid_known_value(ctx: &mut Ctx) -> Judged {
     Ok(Verdict::pass(want, format!("RDMA2_ERR_BAD_HEADER; {}", ending(alive_v2(ctx)))))
 }
 
+fn xchv_data_overrun(ctx: &mut Ctx) -> Judged {
+    start_v2(ctx)?;
+    let xid = ctx.xid();
+    // One XCHAR_RBSIZ of 4096 (the message's last xcharval), then its xchv_data length word
+    // raised so the data runs 4 bytes past the end of the message.
+    let spec = [XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x10, 0])];
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, profile().property_ids) });
+    let mut msg = xchar_msg(ctx, xid, op);
+    let value = [0, 0, 0, 4, 0, 0, 0x10, 0];
+    let at = msg.windows(8).rposition(|w| w == value).expect("the xcharval we encoded");
+    let claimed = (msg.len() - (at + 4) + 4) as u32;
+    msg[at..at + 4].copy_from_slice(&claimed.to_be_bytes());
+    let want = format!(
+        "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid, for xchv_data claiming {claimed} bytes where {} remain",
+        claimed - 4
+    );
+    let got = ctx.call(&msg);
+    supported(&got, "ROPT_REQXCH")?;
+    v2_error(&got, xid, ErrorBody::BadHeader).or_fail(&want)?;
+    Ok(Verdict::pass(&want, format!("RDMA2_ERR_BAD_HEADER; {}", ending(alive_v2(ctx)))))
+}
+
 // ---------------------------------------------------------------------------------------------
 
-pub(super) const CHECKS: [Check; 7] = [
+pub(super) const CHECKS: [Check; 8] = [
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.1/initxch-silent",
@@ -277,5 +299,19 @@ pub(super) const CHECKS: [Check; 7] = [
             broken_by: &[("v2-no-bad-header", Outcome::Fail)],
         },
         run: invalid_known_value,
+    },
+    Check {
+        info: CheckInfo {
+            id: "xcharext-02/2.1/xchv-data-overrun",
+            requirement: "The receiver of a message containing an xcharval MUST report an XDR error if the length of \
+                xchv_data is such that it extends beyond the bounds of the message transferred.",
+            key_word: KeyWord::Must,
+            acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid for a ROPT_REQXCH whose last \
+                xchv_data claims 4 bytes more than the message holds",
+            rationale: "A receiver that reads past the message takes stale buffer bytes as a characteristic value.",
+            groups: &["v2", "xcharext", "errors"],
+            broken_by: &[("v2-undecodable-optional-answered", Outcome::Fail)],
+        },
+        run: xchv_data_overrun,
     },
 ];
