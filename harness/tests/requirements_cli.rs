@@ -74,3 +74,34 @@ fn each_result_names_the_requirements_its_check_judges() {
     }
     assert!(named > 30, "only {named} requirement references in the whole report");
 }
+
+/// The README's coverage table says what `list --requirements` computes, so it cannot go
+/// stale as checks are added.
+#[test]
+fn the_readme_coverage_table_is_current() {
+    let readme = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/../README.md")).unwrap();
+    let out = harness().args(["list", "--requirements"]).assert().success();
+    let text = String::from_utf8(out.get_output().stdout.clone()).unwrap();
+    let names = [
+        ("rfc8166", "RFC 8166"),
+        ("rfc8797", "RFC 8797"),
+        ("rfc5666", "RFC 5666"),
+        ("v2-01", "v2-01"),
+        ("xcharext-02", "xcharext-02"),
+        ("rtrext-03", "rtrext-03"),
+    ];
+    for (spec, shown) in names {
+        let line = text.lines().find(|l| l.split_whitespace().next() == Some(spec)).unwrap_or_else(|| panic!("{spec}"));
+        // `rfc8166  45/47 (96%)  16/33 (48%)`: the two sides as the README writes them.
+        let cells: Vec<String> = line
+            .split_whitespace()
+            .skip(1)
+            .collect::<Vec<_>>()
+            .chunks(2)
+            .map(|c| if c[0] == "-" { "-".to_string() } else { c.join(" ") })
+            .collect();
+        let row = readme.lines().find(|l| l.starts_with(&format!("| {shown} "))).unwrap_or_else(|| panic!("{shown}"));
+        let readme_cells: Vec<&str> = row.split('|').map(str::trim).filter(|c| !c.is_empty()).skip(1).collect();
+        assert_eq!(readme_cells, cells, "README coverage row for {shown}");
+    }
+}
