@@ -4,10 +4,13 @@
 //! misbehaves on purpose so tests can prove each check notices.
 
 mod call;
+mod config;
 pub mod faults;
 pub mod script;
-use crate::observe;
+mod stop;
 pub mod v2;
+
+use crate::observe;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -17,70 +20,17 @@ use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::private_data::{self, PrivateData};
 use rpcrdma_codec::v1::{Body, FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
 use rpcrdma_codec::xdr::Encode;
-use rpcrdma_codec::{DecodeError, EncodeError, Profile};
+use rpcrdma_codec::Profile;
 
+use config::receive_buffer;
+pub use config::Config;
 pub use faults::Faults;
 pub use script::Scenario;
+pub(crate) use stop::Stop;
 
 use crate::transport::emulated::{EmulatedConnection, Listener};
-use crate::transport::{Connection, Event, TransportError, WcStatus};
+use crate::transport::{Connection, Event, WcStatus};
 use crate::ulp::UpperLayer;
-
-/// Settings of the reference responder.
-#[derive(Debug, Clone)]
-pub struct Config {
-    /// Credits granted in every reply (RFC 8166 3.3.1: never zero).
-    pub credits: u32,
-    /// Our receive buffer size, advertised in private data (RFC 8797 Receive Size).
-    pub receive_size: u32,
-    /// Our largest Send, advertised in private data (RFC 8797 Send Size).
-    pub send_size: u32,
-    /// Whether we advertise support for remote invalidation (the R bit).
-    pub remote_invalidation: bool,
-    /// How long the serving loop waits on an idle connection before checking for shutdown.
-    pub idle_poll: Duration,
-    /// Serve RPC-over-RDMA Version Two (draft-cel-nfsv4-rpcrdma-version-two-01 with xcharext
-    /// and rtrext) as well as Version One.
-    pub version_two: bool,
-    pub faults: Faults,
-    /// Records what requesters do, for the client catalogue (`serve`).
-    pub observer: Option<Arc<observe::Log>>,
-    /// Receives kept posted, when more than the credits granted (RFC 8166 3.3.1 allows it).
-    pub receive_window: Option<u32>,
-    /// A pause before handling each message, so calls a requester sends back to back are all
-    /// outstanding when observed.
-    pub handle_delay: Duration,
-    /// A `serve` scenario: replace the reply to one chosen call, once per responder.
-    pub scenario: Option<Scenario>,
-}
-
-impl Default for Config {
-    fn default() -> Self {
-        Config {
-            credits: 32,
-            receive_size: 4096,
-            send_size: 4096,
-            remote_invalidation: true,
-            idle_poll: Duration::from_millis(200),
-            version_two: true,
-            faults: Faults::default(),
-            observer: None,
-            receive_window: None,
-            handle_delay: Duration::ZERO,
-            scenario: None,
-        }
-    }
-}
-
-/// The size of each receive buffer posted: the advertised receive size (1020 bytes under the
-/// `receive-buffers-1020` fault).
-fn receive_buffer(c: &Config) -> usize {
-    if c.faults.receive_buffers_1020 {
-        1020
-    } else {
-        c.receive_size as usize
-    }
-}
 
 /// Makes a fresh upper layer for each connection.
 pub type UlpFactory = Arc<dyn Fn() -> Box<dyn UpperLayer> + Send + Sync>;
@@ -205,48 +155,6 @@ impl Listener for Responder {
         let mut threads = self.threads.lock().unwrap_or_else(|e| e.into_inner());
         threads.retain(|t| !t.is_finished());
         threads.push(h);
-    }
-}
-
-/// Why a session stops serving its connection.
-#[derive(Debug)]
-pub(crate) enum Stop {
-    /// The transport failed: the connection is gone.
-    Transport(TransportError),
-    /// A reply did not encode: a defect of the responder, not of the peer.
-    Encode(EncodeError),
-    /// A message of our own making did not decode back.
-    Decode(DecodeError),
-    /// Something this responder cannot express (named).
-    Unsupported(&'static str),
-}
-
-impl std::fmt::Display for Stop {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Stop::Transport(e) => write!(f, "the connection failed: {e}"),
-            Stop::Encode(e) => write!(f, "a reply did not encode: {e}"),
-            Stop::Decode(e) => write!(f, "a message of our own did not decode: {e}"),
-            Stop::Unsupported(what) => write!(f, "cannot answer {what}"),
-        }
-    }
-}
-
-impl From<TransportError> for Stop {
-    fn from(e: TransportError) -> Self {
-        Stop::Transport(e)
-    }
-}
-
-impl From<EncodeError> for Stop {
-    fn from(e: EncodeError) -> Self {
-        Stop::Encode(e)
-    }
-}
-
-impl From<DecodeError> for Stop {
-    fn from(e: DecodeError) -> Self {
-        Stop::Decode(e)
     }
 }
 

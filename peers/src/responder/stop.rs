@@ -1,0 +1,47 @@
+//! Why a session stops serving its connection: the reasons, typed, and how they read.
+
+use rpcrdma_codec::{DecodeError, EncodeError};
+
+use crate::transport::TransportError;
+
+/// Why a session stops serving its connection.
+#[derive(Debug)]
+pub(crate) enum Stop {
+    /// The transport failed: the connection is gone.
+    Transport(TransportError),
+    /// A reply did not encode: a defect of the responder, not of the peer.
+    Encode(EncodeError),
+    /// A message of our own making did not decode back.
+    Decode(DecodeError),
+    /// Something this responder cannot express (named).
+    Unsupported(&'static str),
+}
+
+impl std::fmt::Display for Stop {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Stop::Transport(e) => write!(f, "the connection failed: {e}"),
+            Stop::Encode(e) => write!(f, "a reply did not encode: {e}"),
+            Stop::Decode(e) => write!(f, "a message of our own did not decode: {e}"),
+            Stop::Unsupported(what) => write!(f, "cannot answer {what}"),
+        }
+    }
+}
+
+impl From<TransportError> for Stop {
+    fn from(e: TransportError) -> Self {
+        Stop::Transport(e)
+    }
+}
+
+impl From<EncodeError> for Stop {
+    fn from(e: EncodeError) -> Self {
+        Stop::Encode(e)
+    }
+}
+
+impl From<DecodeError> for Stop {
+    fn from(e: DecodeError) -> Self {
+        Stop::Decode(e)
+    }
+}
