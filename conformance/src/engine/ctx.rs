@@ -112,7 +112,7 @@ impl Received {
     pub fn describe(&self) -> String {
         match self {
             Received::Message(f) => match f.invalidated {
-                Some(h) => format!("{} (Send With Invalidate of {h:#x})", without_invalidation(f)),
+                Some(h) => format!("{f} (Send With Invalidate of {h:#x})"),
                 None => f.to_string(),
             },
             Received::Nothing(n) => n.to_string(),
@@ -126,12 +126,6 @@ impl Received {
             Received::Nothing(_) => None,
         }
     }
-}
-
-fn without_invalidation(f: &Frame) -> String {
-    let mut plain = f.clone();
-    plain.invalidated = None;
-    plain.to_string()
 }
 
 /// A scenario's view of the peer.
@@ -399,7 +393,11 @@ impl<'c> Ctx<'c> {
                 Received::Message(f) => {
                     self.note_peer_accesses(Some(f));
                     let wire = f.invalidated.map_or(Wire::Plain, Wire::SendWithInvalidate);
-                    self.log_wire(Direction::Received, f.to_string(), f.bytes(), wire);
+                    let summary = match f.invalidated {
+                        Some(h) => format!("{f} [invalidated {h:#x}]"),
+                        None => f.to_string(),
+                    };
+                    self.log_wire(Direction::Received, summary, f.bytes(), wire);
                 }
                 other => self.log(Direction::Event, other.describe(), &[]),
             }

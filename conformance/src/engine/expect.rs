@@ -23,13 +23,7 @@ pub fn reply_to(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mism
     let f = message(received)?;
     let h = match &f.header {
         Ok(crate::frame::Header::V1(h)) => h,
-        Ok(crate::frame::Header::V2(h)) => {
-            return Err(Mismatch::Undecodable(rpcrdma_codec::DecodeError::new(
-                "rdma_vers",
-                rpcrdma_codec::v1::field::VERS,
-                rpcrdma_codec::ErrorKind::UnsupportedVersion { value: h.vers },
-            )))
-        }
+        Ok(crate::frame::Header::V2(h)) => return Err(Mismatch::WrongVersion { form: "a reply", got: h.vers }),
         Err(m) => return Err(Mismatch::Undecodable(m.error)),
     };
     if h.xid != xid {

@@ -126,7 +126,8 @@ impl Frame {
 }
 
 impl fmt::Display for Frame {
-    /// One line for transcripts: the header, then the RPC header it carries.
+    /// One line: the header, then the RPC header it carries (how it arrived, a Send With
+    /// Invalidate, is for the caller to say).
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.header {
             Ok(Header::V1(h)) => write!(f, "{h}")?,
@@ -140,10 +141,6 @@ impl fmt::Display for Frame {
             Some(Ok(r)) => write!(f, " | {}", r.summary),
             Some(Err(e)) => write!(f, " | RPC: {e}"),
             None => Ok(()),
-        }?;
-        if let Some(h) = self.invalidated {
-            write!(f, " [invalidated {h:#x}]")?;
         }
-        Ok(())
     }
 }
