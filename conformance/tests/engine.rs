@@ -29,7 +29,7 @@ fn check(id: &str) -> &'static Check {
 fn every_check_passes_against_the_reference_responder() {
     let mut conn = responder(Faults::default());
     let checks = catalogue::all();
-    let results = run_checks(&checks, &mut conn, &options(), &AtomicBool::new(false), |_, _| {});
+    let results = run_checks(&checks, &mut conn, &options(), &AtomicBool::new(false), |_| {});
     let bad: Vec<String> = results
         .iter()
         .filter(|r| r.outcome != Outcome::Pass)

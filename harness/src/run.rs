@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::catalogue;
-use rpcrdma_conformance::engine::{run_checks, Check, CheckInfo, RunOptions};
+use rpcrdma_conformance::engine::{run_checks, Check, CheckInfo, RunOptions, Step};
 use rpcrdma_conformance::expectations::{judge, Expectations};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
@@ -43,6 +43,10 @@ pub struct RunArgs {
     /// Seconds to wait for each expected reply (more than 0, at most 3600).
     #[arg(long, value_name = "SECS", default_value = "2", value_parser = crate::args::timeout, allow_negative_numbers = true)]
     timeout: Duration,
+    /// Print each check's ID to standard error as it starts, a line each, even when standard
+    /// error is not a terminal (a CI log then shows which check a silent peer holds up).
+    #[arg(long)]
+    progress: bool,
     #[command(flatten)]
     outputs: report::Outputs,
     #[command(flatten)]
@@ -50,6 +54,32 @@ pub struct RunArgs {
     /// Make the embedded responder misbehave (for testing the harness itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     fault: Vec<String>,
+}
+
+/// Where the check under way is shown.
+#[derive(Debug, Clone, Copy)]
+enum Progress {
+    Off,
+    /// One status line on a terminal, erased before the check's result is printed.
+    Terminal,
+    /// `[i/n] ID` lines on standard error (`--progress`).
+    Lines,
+}
+
+impl Progress {
+    fn starting(self, n: usize, total: usize, id: &str) {
+        match self {
+            Progress::Off => {}
+            Progress::Terminal => crate::err!("[{n}/{total}] {id}"),
+            Progress::Lines => crate::errln!("[{n}/{total}] {id}"),
+        }
+    }
+
+    fn clear(self) {
+        if let Progress::Terminal = self {
+            crate::err!("\r\x1b[K");
+        }
+    }
 }
 
 /// How the text is printed (`run` and `serve`).
@@ -189,25 +219,30 @@ pub fn run(args: RunArgs) -> i32 {
 
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    let progress = !quiet && std::io::stderr().is_terminal();
+    // On a terminal the check under way is one line, rewritten; with --progress, a line each.
+    let progress = if args.progress {
+        Progress::Lines
+    } else if !quiet && std::io::stderr().is_terminal() {
+        Progress::Terminal
+    } else {
+        Progress::Off
+    };
     let total = checks.len();
     if !quiet {
         textln!("rpcrdma-harness {} against {peer} ({})", report::VERSION, plural(total, "check", "checks"));
     }
     let strict = args.strict;
-    let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |i, r| {
-        let j = judge(r, strict, profile.as_ref());
-        if progress {
-            crate::err!("\r\x1b[K");
-        }
-        if !quiet {
-            textln!("{}", report::text::line(r, &j));
-            if j.status.is_failure() {
-                crate::output::text_str(&report::text::details(r, &j));
+    let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |step| match step {
+        Step::Starting(i) => progress.starting(i + 1, total, checks[i].info.id),
+        Step::Finished(_, r) => {
+            let j = judge(r, strict, profile.as_ref());
+            progress.clear();
+            if !quiet {
+                textln!("{}", report::text::line(r, &j));
+                if j.status.is_failure() {
+                    crate::output::text_str(&report::text::details(r, &j));
+                }
             }
-        }
-        if progress && i + 1 < total {
-            crate::err!("[{}/{total}] {}", i + 2, checks[i + 1].info.id);
         }
     });
     let judged: Vec<_> = results.iter().map(|r| judge(r, strict, profile.as_ref())).collect();

@@ -89,7 +89,8 @@ fn a_second_sigint_aborts() {
     std::fs::write(&json, r#"{"stale": "a report from an earlier run"}"#).unwrap();
     let started = std::time::Instant::now();
     let mut child = Command::new(common::bin())
-        .args(["run", "rfc8166/4.5.1/vers-mismatch", "--fault", "ignore-bad-version", "--timeout", "60", "--json"])
+        .args(["run", "rfc8166/4.5.1/vers-mismatch", "--fault", "ignore-bad-version", "--timeout", "60", "--progress"])
+        .arg("--json")
         .arg(&json)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -100,10 +101,15 @@ fn a_second_sigint_aborts() {
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     assert!(first.starts_with("rpcrdma-harness"), "the run did not start: {first:?}");
-    let pid = child.id() as libc::pid_t;
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    // The first signal only once the check is under way: one that lands before it starts
+    // skips it, and the run ends before the second signal can be sent.
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();
+    while !said.contains("[1/1] rfc8166/4.5.1/vers-mismatch\n") {
+        assert!(err.read_line(&mut said).unwrap() > 0, "{said}");
+    }
+    let pid = child.id() as libc::pid_t;
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
     while !said.contains("press Ctrl-C again to abort") {
         assert!(err.read_line(&mut said).unwrap() > 0, "{said}");
     }

@@ -246,23 +246,33 @@ pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: 
     }
 }
 
-/// Runs `checks` in order, calling `progress` after each. A set `interrupt` flag skips the
-/// rest, so an interrupted run still ends with a complete report.
+/// Where [`run_checks`] is, for a progress display.
+#[derive(Debug)]
+pub enum Step<'a> {
+    /// Check `i` starts now: the interrupt flag was clear when it was read.
+    Starting(usize),
+    /// Check `i` ended (or was skipped) with this result.
+    Finished(usize, &'a CheckResult),
+}
+
+/// Runs `checks` in order, telling `progress` as each starts and ends. A set `interrupt` flag
+/// skips the rest, so an interrupted run still ends with a complete report.
 pub fn run_checks(
     checks: &[&'static Check],
     connector: &mut dyn Connector,
     options: &RunOptions,
     interrupt: &AtomicBool,
-    mut progress: impl FnMut(usize, &CheckResult),
+    mut progress: impl FnMut(Step<'_>),
 ) -> Vec<CheckResult> {
     let mut results = Vec::with_capacity(checks.len());
     for (i, c) in checks.iter().enumerate() {
         let r = if interrupt.load(Ordering::SeqCst) {
             CheckResult::skipped(&c.info, "the run was interrupted")
         } else {
+            progress(Step::Starting(i));
             run_check(c, connector, options)
         };
-        progress(i, &r);
+        progress(Step::Finished(i, &r));
         results.push(r);
     }
     results
