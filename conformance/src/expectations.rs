@@ -92,6 +92,8 @@ pub enum Status {
     UnexpectedPass,
     Unsupported,
     Skipped,
+    /// The check broke: no verdict on the peer (whatever the profile says).
+    Error,
 }
 
 impl Status {
@@ -104,6 +106,7 @@ impl Status {
             Status::UnexpectedPass => "unexpected-pass",
             Status::Unsupported => "unsupported",
             Status::Skipped => "skipped",
+            Status::Error => "error",
         }
     }
 
@@ -130,9 +133,11 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
         Outcome::Fail => Status::Fail,
         Outcome::Unsupported => Status::Unsupported,
         Outcome::Skipped => Status::Skipped,
+        Outcome::Error => Status::Error,
     };
     match (listed, raw) {
         (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
+        (_, Status::Error) => Judged { status: Status::Error, reason: None },
         (Some(d), _) if d.outcome == r.outcome => {
             Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) }
         }

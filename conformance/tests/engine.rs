@@ -123,3 +123,31 @@ fn a_silent_peer_ends_each_check_with_a_verdict() {
     assert_eq!(r.outcome, Outcome::Fail);
     assert_eq!(r.actual, Actual::Mismatch(Mismatch::NoMessage(NoMessage::Silence)), "{}", r.actual);
 }
+
+/// A check whose scenario breaks (it registers memory before connecting): the harness's
+/// defect, reported as an error and never as the peer's failure.
+static BROKEN_CHECK: Check = Check {
+    info: rpcrdma_conformance::engine::CheckInfo {
+        id: "test/0/broken-scenario",
+        requirement: "",
+        key_word: rpcrdma_codec::check::KeyWord::Must,
+        acceptable: "",
+        rationale: "",
+        groups: &[],
+        broken_by: &[],
+    },
+    run: |ctx| {
+        ctx.register(64, rpcrdma_peers::transport::Access::READ);
+        Err(rpcrdma_conformance::engine::Verdict::fail("unreachable", "unreachable"))
+    },
+};
+
+#[test]
+fn a_panicking_scenario_is_a_harness_error_not_a_peer_failure() {
+    let mut conn = responder(Faults::default());
+    let r = run_check(&BROKEN_CHECK, &mut conn, &options());
+    assert_eq!(r.outcome, Outcome::Error);
+    let actual = r.actual.to_string();
+    assert!(actual.contains("the harness broke, not the peer"), "{actual}");
+    assert!(actual.contains("the scenario connects first"), "{actual}");
+}

@@ -193,7 +193,7 @@ impl Matrix {
 }
 
 /// (status, symbol, CSS class).
-const LEGEND: [(&str, &str, &str); 7] = [
+const LEGEND: [(&str, &str, &str); 8] = [
     ("pass", "✔", "pass"),
     ("pass-lax", "~", "lax"),
     ("expected-divergence", "◆", "div"),
@@ -201,6 +201,7 @@ const LEGEND: [(&str, &str, &str); 7] = [
     ("unexpected-pass", "!", "fail"),
     ("unsupported", "?", "unsup"),
     ("skipped", "-", "skip"),
+    ("error", "!", "fail"),
 ];
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em}\

@@ -22,6 +22,8 @@ pub const EXIT_OK: i32 = 0;
 pub const EXIT_FAILED: i32 = 1;
 pub const EXIT_USAGE: i32 = 2;
 pub const EXIT_UNREACHABLE: i32 = 3;
+/// A check broke (a harness defect): the peer was not judged by it.
+pub const EXIT_HARNESS_ERROR: i32 = 4;
 
 #[derive(Debug, Args)]
 pub struct RunArgs {
@@ -152,13 +154,15 @@ fn embedded(faults: Faults) -> EmulatedConnector<Responder> {
 
 /// The exit status for a finished (or interrupted) run: a report that could not be written
 /// is 2, an interrupted run 128 + the signal, any failure 1, else 0.
-pub fn exit_status(wrote: bool, failed: usize) -> i32 {
+pub fn exit_status(wrote: bool, totals: report::Totals) -> i32 {
     if !wrote {
         EXIT_USAGE
     } else if let Some(code) = signals::exit_code() {
         code
-    } else if failed > 0 {
+    } else if totals.failed > 0 {
         EXIT_FAILED
+    } else if totals.errors > 0 {
+        EXIT_HARNESS_ERROR
     } else {
         EXIT_OK
     }
@@ -271,7 +275,7 @@ pub fn run(args: RunArgs) -> i32 {
     }
     let totals = run.totals();
     textln!("{}", report::closing_line(totals));
-    exit_status(wrote, totals.failed)
+    exit_status(wrote, totals)
 }
 
 /// Loads an expectation profile and checks that every entry names a known check (a typo
@@ -419,4 +423,18 @@ pub fn list(args: ListArgs) -> i32 {
     let clients = chosen.iter().filter(|e| e.client).count();
     outln!("{} ({} client)", plural(chosen.len(), "check", "checks"), clients);
     EXIT_OK
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_broken_check_exits_4_unless_the_peer_also_failed() {
+        let errors = report::Totals { errors: 1, ..Default::default() };
+        assert_eq!(exit_status(true, errors), EXIT_HARNESS_ERROR);
+        assert_eq!(exit_status(true, report::Totals { failed: 1, ..errors }), EXIT_FAILED);
+        assert_eq!(exit_status(true, report::Totals { passed: 3, ..Default::default() }), EXIT_OK);
+        assert_eq!(exit_status(false, errors), EXIT_USAGE);
+    }
 }

@@ -180,5 +180,5 @@ pub fn run(args: ServeArgs) -> i32 {
     }
     let totals = run.totals();
     textln!("{}", report::closing_line(totals));
-    exit_status(wrote, totals.failed)
+    exit_status(wrote, totals)
 }

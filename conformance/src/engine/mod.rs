@@ -30,6 +30,9 @@ pub enum Outcome {
     Unsupported,
     /// Not run (deselected, a prerequisite failed, or the run was interrupted).
     Skipped,
+    /// Not judged: the check itself broke (its scenario panicked). A defect of the harness,
+    /// never counted against the peer.
+    Error,
 }
 
 impl Outcome {
@@ -40,6 +43,7 @@ impl Outcome {
             Outcome::Fail => "fail",
             Outcome::Unsupported => "unsupported",
             Outcome::Skipped => "skipped",
+            Outcome::Error => "error",
         }
     }
 }
@@ -220,7 +224,8 @@ impl Default for RunOptions {
     }
 }
 
-/// Runs one check on a fresh context; a panic inside a scenario becomes a failure.
+/// Runs one check on a fresh context; a panic inside a scenario is the harness's error, not
+/// the peer's failure.
 pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: &RunOptions) -> CheckResult {
     let started = Instant::now();
     let mut ctx = Ctx::new(connector, options.clone());
@@ -231,7 +236,11 @@ pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: 
                 .cloned()
                 .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
                 .unwrap_or_else(|| "unknown panic".into());
-            Err(Verdict::fail("the scenario to complete", format!("the scenario panicked: {why}")))
+            Err(Verdict::new(
+                Outcome::Error,
+                "the scenario to complete",
+                format!("the harness broke, not the peer: the scenario panicked: {why}"),
+            ))
         })
         .unwrap_or_else(|v| v);
     let (transcript, survived) = ctx.finish();

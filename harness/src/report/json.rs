@@ -65,7 +65,7 @@ pub fn render(run: &Run<'_>) -> Value {
         "interrupted": run.interrupted,
         "started_unix": run.started_unix,
         "duration_ms": run.duration.as_secs_f64() * 1000.0,
-        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "total": run.results.len() },
+        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "errors": t.errors, "total": run.results.len() },
         "checks": checks,
     })
 }

@@ -42,16 +42,18 @@ pub fn render(run: &Run<'_>) -> String {
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
-        "<testsuites name=\"rpcrdma-harness\" tests=\"{}\" failures=\"{}\" errors=\"0\" time=\"{total_time}\">",
+        "<testsuites name=\"rpcrdma-harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{total_time}\">",
         run.results.len(),
         t.failed,
+        t.errors,
     );
     let _ = writeln!(
         s,
-        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"{total_time}\">",
+        "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{total_time}\">",
         escape(&run.peer),
         run.results.len(),
         t.failed,
+        t.errors,
         t.skipped
     );
     s.push_str("    <properties>\n");
@@ -90,6 +92,14 @@ pub fn render(run: &Run<'_>) -> String {
                     escape(&msg),
                     j.status.name(),
                     escape(&body)
+                );
+            }
+            Status::Error => {
+                let _ = writeln!(
+                    s,
+                    ">\n      <error message=\"{}\" type=\"harness-error\">{}</error>\n    </testcase>",
+                    escape(&r.actual.to_string()),
+                    escape(&format!("Expected: {}\nActual: {}\n", r.expected, r.actual))
                 );
             }
             Status::Unsupported | Status::Skipped => {
@@ -133,6 +143,54 @@ mod tests {
         let xml = render(&run);
         assert!(!xml.contains("-0.000"), "{xml}");
         assert!(xml.contains("time=\"0.000\""), "{xml}");
+    }
+
+    #[test]
+    fn a_broken_check_is_an_error_not_a_failure() {
+        use rpcrdma_conformance::engine::{CheckInfo, CheckResult, Outcome};
+        use rpcrdma_conformance::expectations::judge;
+        static INFO: CheckInfo = CheckInfo {
+            id: "rfc8166/4.2.4/null-call",
+            requirement: "",
+            key_word: rpcrdma_codec::check::KeyWord::Must,
+            acceptable: "",
+            rationale: "",
+            groups: &[],
+            broken_by: &[],
+        };
+        let results = [CheckResult {
+            check: &INFO,
+            outcome: Outcome::Error,
+            expected: "the scenario to complete".into(),
+            actual: "the harness broke, not the peer: the scenario panicked: x".into(),
+            connection_survived: None,
+            transcript: Vec::new(),
+            duration: std::time::Duration::ZERO,
+        }];
+        let judged = [judge(&results[0], true, None)];
+        let run = Run {
+            peer: "p".into(),
+            transport: "t".into(),
+            strict: true,
+            expectations: None,
+            interrupted: false,
+            started_unix: 0,
+            duration: std::time::Duration::ZERO,
+            results: &results,
+            judged: &judged,
+            meta: super::super::Metadata::default(),
+        };
+        let t = run.totals();
+        assert_eq!((t.passed, t.failed, t.skipped, t.errors), (0, 0, 0, 1));
+        assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 harness error");
+        let xml = render(&run);
+        let doc = roxmltree::Document::parse(&xml).unwrap();
+        let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+        assert_eq!(suite.attribute("errors"), Some("1"));
+        assert_eq!(suite.attribute("failures"), Some("0"));
+        let case = doc.descendants().find(|n| n.has_tag_name("testcase")).unwrap();
+        assert!(case.children().any(|n| n.has_tag_name("error")), "{xml}");
+        assert!(!case.children().any(|n| n.has_tag_name("failure")), "{xml}");
     }
 
     #[test]

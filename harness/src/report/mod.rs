@@ -76,6 +76,8 @@ pub struct Totals {
     pub passed: usize,
     pub failed: usize,
     pub skipped: usize,
+    /// Checks that broke (a harness defect): the peer is not judged by them.
+    pub errors: usize,
 }
 
 impl Run<'_> {
@@ -86,6 +88,7 @@ impl Run<'_> {
                 Status::Pass | Status::PassLax | Status::ExpectedDivergence => t.passed += 1,
                 Status::Fail | Status::UnexpectedPass => t.failed += 1,
                 Status::Unsupported | Status::Skipped => t.skipped += 1,
+                Status::Error => t.errors += 1,
             }
         }
         t
@@ -93,9 +96,13 @@ impl Run<'_> {
 }
 
 /// The closing line: `N passed, N failed, N skipped` (the same words in every locale and
-/// colour setting, so CI can read it).
+/// colour setting, so CI can read it), then `, N harness errors` when a check broke.
 pub fn closing_line(t: Totals) -> String {
-    format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped)
+    let mut line = format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped);
+    if t.errors > 0 {
+        line.push_str(&format!(", {}", crate::output::plural(t.errors, "harness error", "harness errors")));
+    }
+    line
 }
 
 /// Where to write the machine-readable reports.

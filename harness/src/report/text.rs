@@ -20,6 +20,7 @@ pub fn mark(status: Status) -> (&'static str, &'static str) {
         Status::UnexpectedPass => (fail, "UNEXPECTED PASS"),
         Status::Unsupported => ("-", "unsupported"),
         Status::Skipped => ("-", "skipped"),
+        Status::Error => ("!", "HARNESS ERROR"),
     }
 }
 
@@ -28,7 +29,7 @@ fn colour(status: Status) -> &'static str {
     match status {
         Status::Pass => "32",
         Status::PassLax | Status::ExpectedDivergence | Status::Unsupported | Status::Skipped => "33",
-        Status::Fail | Status::UnexpectedPass => "1;31",
+        Status::Fail | Status::UnexpectedPass | Status::Error => "1;31",
     }
 }
 
