@@ -15,23 +15,37 @@ pub struct Divergence {
     pub reason: String,
 }
 
+/// A reviewed fuzz finding of this peer: known, so it does not fail a fuzz run.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct KnownFinding {
+    /// The finding's kind as the fuzzer prints it: `class` or `class: detail`.
+    pub kind: String,
+    /// What the peer does, and where in its code.
+    pub reason: String,
+    /// The reproducer in the repository, when there is one.
+    pub reproducer: Option<String>,
+}
+
 /// A loaded profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectations {
     pub peer: String,
     pub divergences: Vec<Divergence>,
+    pub findings: Vec<KnownFinding>,
 }
 
 impl Expectations {
     /// Parses a profile:
     /// `{"peer": "...", "description": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`
-    /// (`description` optional). Any other key is refused: a misspelt key would otherwise be
-    /// ignored silently.
+    /// (`description` optional), and optionally known fuzz findings:
+    /// `"findings": [{"kind": "violation: ...", "reason": "...", "reproducer": "path"}]`.
+    /// Any other key is refused: a misspelt key would otherwise be ignored silently.
     pub fn from_json(text: &str) -> Result<Expectations, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let top = v.as_object().ok_or("not a JSON object")?;
-        if let Some(k) = top.keys().find(|k| !["peer", "description", "divergences"].contains(&k.as_str())) {
-            return Err(format!("unknown key {k:?} (known: \"peer\", \"description\", \"divergences\")"));
+        if let Some(k) = top.keys().find(|k| !["peer", "description", "divergences", "findings"].contains(&k.as_str()))
+        {
+            return Err(format!("unknown key {k:?} (known: \"peer\", \"description\", \"divergences\", \"findings\")"));
         }
         let peer = v["peer"].as_str().ok_or("missing \"peer\"")?.to_string();
         let list = v["divergences"].as_array().ok_or("missing \"divergences\" array")?;
@@ -62,7 +76,11 @@ impl Expectations {
             }
             divergences.push(Divergence { id, outcome, reason });
         }
-        Ok(Expectations { peer, divergences })
+        let findings = match top.get("findings") {
+            None => Vec::new(),
+            Some(f) => known_findings(f)?,
+        };
+        Ok(Expectations { peer, divergences, findings })
     }
 
     /// Checks that every divergence names a known check (`known(id)`): a misspelt ID would
@@ -77,6 +95,41 @@ impl Expectations {
     pub fn find(&self, id: &str) -> Option<&Divergence> {
         self.divergences.iter().find(|d| d.id == id)
     }
+
+    /// The entry for a fuzz finding of this kind (as printed: `class` or `class: detail`).
+    pub fn known_finding(&self, kind: &str) -> Option<&KnownFinding> {
+        self.findings.iter().find(|f| f.kind == kind)
+    }
+}
+
+fn known_findings(v: &serde_json::Value) -> Result<Vec<KnownFinding>, String> {
+    let list = v.as_array().ok_or("\"findings\" is not an array")?;
+    let mut out: Vec<KnownFinding> = Vec::new();
+    for (i, f) in list.iter().enumerate() {
+        let entry = f.as_object().ok_or(format!("finding {i}: not a JSON object"))?;
+        if let Some(k) = entry.keys().find(|k| !["kind", "reason", "reproducer"].contains(&k.as_str())) {
+            return Err(format!("finding {i}: unknown key {k:?} (known: \"kind\", \"reason\", \"reproducer\")"));
+        }
+        let kind = f["kind"].as_str().ok_or(format!("finding {i}: missing \"kind\""))?.to_string();
+        let class = kind.split(": ").next().unwrap_or("");
+        if crate::fuzz::Class::from_name(class).is_none() {
+            return Err(format!("finding {kind}: {class:?} is not a finding class"));
+        }
+        let reason = f["reason"].as_str().unwrap_or("").trim().to_string();
+        if reason.is_empty() {
+            return Err(format!("finding {kind}: missing or empty \"reason\""));
+        }
+        let reproducer = match &f["reproducer"] {
+            serde_json::Value::Null => None,
+            serde_json::Value::String(s) => Some(s.clone()),
+            _ => return Err(format!("finding {kind}: \"reproducer\" is not a string")),
+        };
+        if out.iter().any(|x| x.kind == kind) {
+            return Err(format!("finding {kind} is listed twice"));
+        }
+        out.push(KnownFinding { kind, reason, reproducer });
+    }
+    Ok(out)
 }
 
 /// The final status of a check after `--strict` and the profile.

@@ -7,6 +7,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::engine::RunOptions;
+use rpcrdma_conformance::expectations::KnownFinding;
 use rpcrdma_conformance::fuzz::{self, Config, Embedded, Finding, Report, Target, Timing};
 use rpcrdma_peers::responder::Faults;
 use rpcrdma_peers::transport::Connector;
@@ -38,15 +39,38 @@ pub struct FuzzArgs {
     /// silence); 0.3 for the embedded responder, 1 for a peer by default.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub watch: WatchArgs,
+    /// An expectation profile: findings it lists (`findings`, by kind) are expected and do
+    /// not fail the run.
+    #[arg(long, value_name = "PROFILE")]
+    pub expect: Option<PathBuf>,
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
 }
 
-/// A peer over verbs: it cannot be restarted from here (the VM part will).
+/// Watching and reviving the peer (`fuzz` and `replay`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct WatchArgs {
+    /// Follow the peer's kernel log (`/dev/kmsg` when the harness runs on the peer's machine):
+    /// a WARN, BUG, oops, KASAN or hung-task report during a case is a finding, with the trace.
+    #[arg(long, value_name = "FILE")]
+    pub kernel_log: Option<PathBuf>,
+    /// A shell command that restarts the peer (e.g. its NFS server) after a crash or hang and
+    /// between minimisation trials; it must exit 0 once the peer is up again. With `--peer`.
+    #[arg(long, value_name = "CMD")]
+    pub restart_command: Option<String>,
+}
+
+/// How long a restart command may take.
+const RESTART_LIMIT: Duration = Duration::from_secs(120);
+
+/// A peer over verbs, restarted by `--restart-command` when one is given.
 pub struct Remote {
     addr: String,
     connector: Box<dyn Connector>,
+    restart_command: Option<String>,
 }
 
 impl Target for Remote {
@@ -54,18 +78,96 @@ impl Target for Remote {
         self.connector.as_mut()
     }
     fn restart(&mut self) -> bool {
-        false
+        match &self.restart_command {
+            Some(cmd) => match run_bounded(cmd, RESTART_LIMIT) {
+                Ok(true) => true,
+                Ok(false) => {
+                    eprintln!("warning: the restart command failed: {cmd}");
+                    false
+                }
+                Err(e) => {
+                    eprintln!("warning: the restart command did not complete: {e}");
+                    false
+                }
+            },
+            None => false,
+        }
     }
     fn can_restart(&self) -> bool {
-        false
+        self.restart_command.is_some()
     }
     fn describe(&self) -> String {
         self.addr.clone()
     }
 }
 
-/// The target `--peer` and `--fault` name; Err(exit code) after saying why not.
-pub fn target(peer: Option<&str>, faults: &[String]) -> Result<Box<dyn Target>, i32> {
+/// Runs `sh -c cmd`, killed past `limit`: whether it exited 0.
+fn run_bounded(cmd: &str, limit: Duration) -> Result<bool, String> {
+    let mut child = std::process::Command::new("sh")
+        .args(["-c", cmd])
+        .stdin(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| format!("cannot start sh: {e}"))?;
+    let until = std::time::Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) => return Ok(status.success()),
+            Ok(None) if std::time::Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
+            Ok(None) => {
+                let _ = child.kill();
+                let _ = child.wait();
+                return Err(format!("killed after {} s: {cmd}", limit.as_secs()));
+            }
+            Err(e) => return Err(e.to_string()),
+        }
+    }
+}
+
+/// A target whose kernel log is followed.
+struct Watched {
+    inner: Box<dyn Target>,
+    log: crate::kernel_log::KernelLog,
+}
+
+impl Target for Watched {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.inner.connector()
+    }
+    fn restart(&mut self) -> bool {
+        self.inner.restart()
+    }
+    fn can_restart(&self) -> bool {
+        self.inner.can_restart()
+    }
+    fn describe(&self) -> String {
+        self.inner.describe()
+    }
+    fn kernel_log(&mut self) -> Vec<String> {
+        self.log.drain()
+    }
+}
+
+/// The target `--peer`, `--fault` and the watch options name; Err(exit code) after saying
+/// why not.
+pub fn target(peer: Option<&str>, faults: &[String], watch: &WatchArgs) -> Result<Box<dyn Target>, i32> {
+    let inner = bare_target(peer, faults, watch.restart_command.as_deref())?;
+    match &watch.kernel_log {
+        None => Ok(inner),
+        Some(path) => match crate::kernel_log::KernelLog::follow(path) {
+            Ok(log) => Ok(Box::new(Watched { inner, log })),
+            Err(e) => {
+                eprintln!("error: --kernel-log {}: {e}", path.display());
+                Err(EXIT_USAGE)
+            }
+        },
+    }
+}
+
+fn bare_target(peer: Option<&str>, faults: &[String], restart: Option<&str>) -> Result<Box<dyn Target>, i32> {
+    if peer.is_none() && restart.is_some() {
+        eprintln!("error: --restart-command applies to --peer only (the embedded responder restarts itself)");
+        return Err(EXIT_USAGE);
+    }
     let mut f = Faults::default();
     for name in faults {
         if !f.set(name) {
@@ -80,7 +182,11 @@ pub fn target(peer: Option<&str>, faults: &[String]) -> Result<Box<dyn Target>, 
             Err(EXIT_USAGE)
         }
         Some(addr) => match crate::peer::connector(addr) {
-            Ok(c) => Ok(Box::new(Remote { addr: addr.to_string(), connector: c })),
+            Ok(c) => Ok(Box::new(Remote {
+                addr: addr.to_string(),
+                connector: c,
+                restart_command: restart.map(str::to_string),
+            })),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 eprintln!("error: {e}");
                 Err(EXIT_USAGE)
@@ -120,8 +226,19 @@ fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// For each finding, the profile's reason when the profile lists its kind.
+pub fn known_reasons(r: &Report, expected: &[KnownFinding]) -> Vec<Option<String>> {
+    r.findings
+        .iter()
+        .map(|f| {
+            let kind = f.reproducer.kind.to_string();
+            expected.iter().find(|k| k.kind == kind).map(|k| k.reason.clone())
+        })
+        .collect()
+}
+
 /// The report as text.
-pub fn text(r: &Report, files: &[Option<PathBuf>]) -> String {
+pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> String {
     let mut s = format!(
         "fuzzed {} for {:.1} s (seed {}, ended by {}): {} messages in {} cases, {:.0} messages/s\n",
         r.peer,
@@ -159,12 +276,15 @@ pub fn text(r: &Report, files: &[Option<PathBuf>]) -> String {
         if let Some(Some(p)) = files.get(i) {
             s += &format!("    reproducer: {}\n", p.display());
         }
+        if let Some(Some(reason)) = known.get(i) {
+            s += &format!("    known (the profile lists it): {reason}\n");
+        }
     }
     s
 }
 
 /// The report as JSON (schema `rpcrdma-harness/fuzz-report/v1`).
-pub fn json_report(r: &Report, files: &[Option<PathBuf>]) -> serde_json::Value {
+pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> serde_json::Value {
     json!({
         "schema": "rpcrdma-harness/fuzz-report/v1",
         "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
@@ -188,6 +308,7 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>]) -> serde_json::Value {
             "original_messages": f.reproducer.original_messages,
             "messages": f.reproducer.messages.len(),
             "minimised": f.minimised,
+            "known": known.get(i).cloned().flatten(),
             "reproducer": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
         })).collect::<Vec<_>>(),
     })
@@ -202,7 +323,11 @@ pub fn run(args: FuzzArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let mut target = match target(args.peer.as_deref(), &args.fault) {
+    let expected = match crate::run::load_profile(args.expect.as_deref()) {
+        Ok(p) => p.map(|p| p.findings).unwrap_or_default(),
+        Err(code) => return code,
+    };
+    let mut target = match target(args.peer.as_deref(), &args.fault, &args.watch) {
         Ok(t) => t,
         Err(code) => return code,
     };
@@ -249,9 +374,10 @@ pub fn run(args: FuzzArgs) -> i32 {
         eprintln!("error: cannot reach {}", report.peer);
         return EXIT_UNREACHABLE;
     }
-    print!("{}", text(&report, &files));
+    let known = known_reasons(&report, &expected);
+    print!("{}", text(&report, &files, &known));
     if let Some(path) = &args.json {
-        let t = serde_json::to_string_pretty(&json_report(&report, &files)).expect("JSON values serialize");
+        let t = serde_json::to_string_pretty(&json_report(&report, &files, &known)).expect("JSON values serialize");
         if let Err(e) = std::fs::write(path, t + "\n") {
             eprintln!("error: cannot write {}: {e}", path.display());
             write_failed = true;
@@ -262,7 +388,7 @@ pub fn run(args: FuzzArgs) -> i32 {
     }
     if write_failed {
         EXIT_USAGE
-    } else if report.findings.is_empty() {
+    } else if known.iter().all(Option::is_some) {
         EXIT_OK
     } else {
         EXIT_FAILED

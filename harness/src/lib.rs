@@ -9,6 +9,7 @@ pub mod describe;
 pub mod export_tree;
 pub mod fuzz;
 pub mod input;
+pub mod kernel_log;
 pub mod matrix;
 pub mod output;
 pub mod peer;

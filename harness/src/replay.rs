@@ -22,6 +22,8 @@ pub struct ReplayArgs {
     /// a peer by default.
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
+    #[command(flatten)]
+    pub watch: crate::fuzz::WatchArgs,
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
@@ -46,7 +48,7 @@ pub fn run(args: ReplayArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let mut target = match target(args.peer.as_deref(), &args.fault) {
+    let mut target = match target(args.peer.as_deref(), &args.fault, &args.watch) {
         Ok(t) => t,
         Err(code) => return code,
     };

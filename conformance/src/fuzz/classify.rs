@@ -16,6 +16,8 @@ use crate::frame::{rpc::RpcKind, v1, Frame, Header};
 /// The kinds of findings.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Class {
+    /// The peer's kernel reported a bug of its own (WARN, BUG, oops, KASAN, hung task).
+    KernelReport,
     /// The peer refused new connections (or never answered one) after the case.
     Crash,
     /// The peer stopped answering a live connection.
@@ -34,7 +36,8 @@ pub enum Class {
 }
 
 impl Class {
-    pub const ALL: [Class; 7] = [
+    pub const ALL: [Class; 8] = [
+        Class::KernelReport,
         Class::Crash,
         Class::Hang,
         Class::Disconnect,
@@ -46,6 +49,7 @@ impl Class {
 
     pub fn name(self) -> &'static str {
         match self {
+            Class::KernelReport => "kernel-report",
             Class::Crash => "crash",
             Class::Hang => "hang",
             Class::Disconnect => "disconnect",
@@ -107,6 +111,9 @@ pub fn reply_violations(f: &Frame) -> Vec<String> {
 /// The finding an observation shows, if any, most severe first.
 pub fn finding(obs: &Observation) -> Option<Kind> {
     let kind = |class: Class, detail: &str| Some(Kind { class, detail: detail.to_string() });
+    if let Some(signature) = obs.kernel.iter().find_map(|l| super::kernel_log::report_signature(l)) {
+        return kind(Class::KernelReport, &signature);
+    }
     if obs.connect_failed.is_some() || obs.liveness == Liveness::Refused {
         return kind(Class::Crash, "");
     }

@@ -73,6 +73,9 @@ pub struct Observation {
     pub sent: usize,
     /// The rdma_xid of the liveness NULL.
     pub null_xid: u32,
+    /// Bug reports the peer's kernel logged during the case, with their traces
+    /// ([`super::kernel_log`]); empty where the log cannot be read.
+    pub kernel: Vec<String>,
 }
 
 /// How long to wait for the liveness reply, and how much longer before calling it silence.
@@ -93,6 +96,7 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         connect_failed: None,
         sent: 0,
         null_xid: 0,
+        kernel: Vec::new(),
     };
     if let Err(e) = ctx.connect() {
         obs.connect_failed = Some(format!("{e:?}"));

@@ -11,6 +11,7 @@ pub mod classify;
 pub mod execute;
 pub mod generate;
 pub mod input;
+pub mod kernel_log;
 pub mod minimise;
 pub mod mutate;
 pub mod reproducer;
@@ -41,6 +42,10 @@ pub trait Target {
     /// Whether [`Target::restart`] can work.
     fn can_restart(&self) -> bool;
     fn describe(&self) -> String;
+    /// The peer's kernel log lines since the last call, where it can be read.
+    fn kernel_log(&mut self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// The embedded reference responder over the emulated fabric, brought up afresh on restart;
@@ -192,6 +197,9 @@ pub fn describe(obs: &Observation) -> String {
     if let Some(e) = &obs.connect_failed {
         parts.push(format!("connect failed: {e}"));
     }
+    if !obs.kernel.is_empty() {
+        parts.push(format!("the kernel logged:\n{}\n", obs.kernel.join("\n")));
+    }
     for o in &obs.oob {
         let what = if o.read { "read" } else { "changed" };
         parts.push(format!(
@@ -213,13 +221,20 @@ pub fn describe(obs: &Observation) -> String {
 /// Runs a case (specs encoded) against `target`.
 fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec]) -> Observation {
     let wires: Vec<input::Wire> = case.iter().map(Spec::encode).collect();
-    execute::run(target.connector(), &config.options, config.timing, &wires)
+    // Lines logged since the last case (late ones of that case included) count for this one:
+    // a report is misplaced by a case at worst, never lost.
+    let mut obs = execute::run(target.connector(), &config.options, config.timing, &wires);
+    obs.kernel = kernel_log::reports(&target.kernel_log());
+    obs
 }
 
 /// Replays a reproducer: whether its finding shows again, and what was observed.
 pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool, Option<Kind>, Observation) {
     let options = RunOptions { timeout: timing.reply * 2, ..r.options() };
-    let obs = execute::run(target.connector(), &options, timing, &r.messages);
+    // What the kernel logged before the replay is not its doing.
+    target.kernel_log();
+    let mut obs = execute::run(target.connector(), &options, timing, &r.messages);
+    obs.kernel = kernel_log::reports(&target.kernel_log());
     let got = classify::finding(&obs);
     (got.as_ref() == Some(&r.kind), got, obs)
 }

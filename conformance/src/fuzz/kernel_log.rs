@@ -1,0 +1,175 @@
+//! The peer's kernel log, where the harness can read it (in the VM the harness runs beside the
+//! Linux peer and reads `/dev/kmsg`): which lines are the kernel reporting a bug of its own,
+//! and the stable signature a finding is kept under, so the same WARN at the same place is
+//! one finding however often it fires and whatever CPU, task or address it names.
+
+/// Lines kept after a report line (its registers and call trace), per case.
+pub const CONTEXT_LINES: usize = 40;
+
+/// The signature of a kernel report line, or None for an ordinary line. The signature drops
+/// what changes from one occurrence to the next: CPU and PID, addresses, offsets into functions,
+/// task names and times.
+pub fn report_signature(line: &str) -> Option<String> {
+    let line = line.trim();
+    // "WARNING: CPU: 0 PID: 42 at net/sunrpc/xprtrdma/svc_rdma_rw.c:123 svc_rdma_foo+0x1c/0x80 [rpcrdma]"
+    if let Some(rest) = line.strip_prefix("WARNING:") {
+        return Some(match rest.split_once(" at ") {
+            Some((_, place)) => format!("WARNING at {}", place_and_function(place)),
+            None => format!("WARNING:{}", without_numbers(rest)),
+        });
+    }
+    // "kernel BUG at net/sunrpc/svc_xprt.c:1010!"
+    if let Some(place) = line.strip_prefix("kernel BUG at ") {
+        return Some(format!("kernel BUG at {}", place.trim_end_matches('!')));
+    }
+    // "BUG: KASAN: slab-out-of-bounds in svc_rdma_foo+0x1c/0x80 [rpcrdma]",
+    // "BUG: kernel NULL pointer dereference, address: 0000000000000008",
+    // "BUG: unable to handle page fault for address: ffff8880deadbeef"
+    if let Some(rest) = line.strip_prefix("BUG: ") {
+        let what = rest.split(", address").next().unwrap_or(rest);
+        let what = what.split(" for address").next().unwrap_or(what);
+        return Some(format!("BUG: {}", function_names(what)));
+    }
+    if line.starts_with("Oops:") || line.starts_with("general protection fault") {
+        return Some(line.split([',', ':']).next().unwrap_or(line).trim().to_string());
+    }
+    // "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500:7"
+    if let Some(rest) = line.strip_prefix("UBSAN: ") {
+        return Some(format!("UBSAN: {}", rest.rsplit_once(':').map_or(rest, |(a, _)| a)));
+    }
+    // "INFO: task nfsd:1234 blocked for more than 120 seconds."
+    if line.starts_with("INFO: task ") && line.contains(" blocked for more than ") {
+        let task = line["INFO: task ".len()..].split(':').next().unwrap_or("");
+        return Some(format!("hung task {task}"));
+    }
+    // "refcount_t: underflow; use-after-free.", "list_add corruption. ..."
+    for prefix in ["refcount_t: ", "list_add corruption", "list_del corruption"] {
+        if line.starts_with(prefix) {
+            return Some(without_numbers(line.split(['.', ',']).next().unwrap_or(line)));
+        }
+    }
+    None
+}
+
+/// "net/x.c:123 func+0x1c/0x80 [mod]" -> "net/x.c:123 func".
+fn place_and_function(place: &str) -> String {
+    let mut words = place.split_whitespace();
+    let file = words.next().unwrap_or("");
+    match words.next() {
+        Some(f) => format!("{file} {}", f.split('+').next().unwrap_or(f)),
+        None => file.to_string(),
+    }
+}
+
+/// "slab-out-of-bounds in svc_rdma_foo+0x1c/0x80 [rpcrdma]" -> "slab-out-of-bounds in svc_rdma_foo".
+fn function_names(s: &str) -> String {
+    s.split_whitespace()
+        .filter(|w| !w.starts_with('['))
+        .map(|w| w.split('+').next().unwrap_or(w))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Every run of digits replaced by `N` (CPU and PID numbers, sizes).
+fn without_numbers(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut in_number = false;
+    for c in s.chars() {
+        if c.is_ascii_digit() {
+            if !in_number {
+                out.push('N');
+            }
+            in_number = true;
+        } else {
+            in_number = false;
+            out.push(c);
+        }
+    }
+    out.trim().to_string()
+}
+
+/// The report lines in `lines` with their context: each report line and up to
+/// [`CONTEXT_LINES`] after it.
+pub fn reports(lines: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut context = 0;
+    for line in lines {
+        if report_signature(line).is_some() {
+            context = CONTEXT_LINES;
+            out.push(line.clone());
+        } else if context > 0 {
+            context -= 1;
+            out.push(line.clone());
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Lines as the kernel prints them (formats of lib/bug.c, kernel/panic.c __warn(),
+    // mm/kasan/report.c, arch/x86/mm/fault.c, kernel/hung_task.c, lib/refcount.c).
+    #[test]
+    fn report_lines_get_stable_signatures() {
+        let cases = [
+            (
+                "WARNING: CPU: 0 PID: 812 at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt+0x1a0/0x1f0 [rpcrdma]",
+                "WARNING at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt",
+            ),
+            ("kernel BUG at net/sunrpc/svc_xprt.c:1010!", "kernel BUG at net/sunrpc/svc_xprt.c:1010"),
+            (
+                "BUG: KASAN: slab-out-of-bounds in svc_rdma_get_inv_rkey+0x9a/0x120 [rpcrdma]",
+                "BUG: KASAN: slab-out-of-bounds in svc_rdma_get_inv_rkey",
+            ),
+            ("BUG: kernel NULL pointer dereference, address: 0000000000000008", "BUG: kernel NULL pointer dereference"),
+            ("BUG: unable to handle page fault for address: ffff88810badf00d", "BUG: unable to handle page fault"),
+            ("Oops: 0000 [#1] PREEMPT SMP NOPTI", "Oops"),
+            (
+                "general protection fault, probably for non-canonical address 0xdead000000000100: 0000 [#1] SMP",
+                "general protection fault",
+            ),
+            (
+                "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500:7",
+                "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500",
+            ),
+            ("INFO: task nfsd:1234 blocked for more than 122 seconds.", "hung task nfsd"),
+            ("refcount_t: underflow; use-after-free.", "refcount_t: underflow; use-after-free"),
+        ];
+        for (line, want) in cases {
+            assert_eq!(report_signature(line).as_deref(), Some(want), "{line}");
+        }
+    }
+
+    #[test]
+    fn the_same_warning_elsewhere_is_the_same_signature() {
+        let a = report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:1 f+0x1/0x2 [m]");
+        let b = report_signature("WARNING: CPU: 3 PID: 9 at net/a.c:1 f+0x7/0x9");
+        assert_eq!(a, b);
+        assert_ne!(a, report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:2 f+0x1/0x2"));
+    }
+
+    #[test]
+    fn ordinary_lines_are_not_reports() {
+        for line in [
+            "svcrdma: failed to send reply chunks, rc=-5",
+            "rpcrdma: connection to 10.55.0.1:20049 closed (-104)",
+            "nfsd: last server has exited, flushing export cache",
+            "NFSD: Using nfsdcld client tracking operations.",
+            "task blocked? no",
+        ] {
+            assert_eq!(report_signature(line), None, "{line}");
+        }
+    }
+
+    #[test]
+    fn reports_keep_the_trace_after_a_report_line_only() {
+        let lines: Vec<String> = ["before", "WARNING: CPU: 0 PID: 1 at a.c:1 f+0x0/0x1", "Call Trace:", " <TASK>"]
+            .iter()
+            .map(|s| s.to_string())
+            .collect();
+        assert_eq!(reports(&lines), lines[1..].to_vec());
+        assert!(reports(&lines[..1]).is_empty());
+    }
+}
