@@ -4,7 +4,7 @@ use std::net::ToSocketAddrs;
 use std::time::{Duration, Instant};
 
 use rpcrdma_peers::observe::{Log, ObservedConnection};
-use rpcrdma_peers::responder::{Config, Responder};
+use rpcrdma_peers::responder::{Config, Responder, Scenario};
 use rpcrdma_peers::transport::{Connector, TransportError};
 
 use crate::verbs::VerbsListener;
@@ -61,26 +61,44 @@ pub fn resolve(host: &str, port: u16) -> Result<std::net::SocketAddr, PeerError>
 }
 
 /// Serves requesters over verbs on `addr` with the reference responder granting `grant`
-/// credits, until no requester has been connected for `idle`, or `max_time` has passed; the
-/// observed connections and a description of the transport. `interrupt` (a signal) stops it
-/// too, after the current accept.
+/// credits, and plays each of `scenarios` on a responder of its own listening on the ports
+/// after `addr`'s (the first scenario on port + 1, and so on), so a requester mounted on a
+/// scenario's port meets that scenario and no other. It stops when no requester has been
+/// connected for `idle`, or `max_time` has passed; it returns the observed connections and a
+/// description of the transport. `interrupt` (a signal) stops it too, after the current accept.
 pub fn serve(
     addr: &str,
     grant: u32,
+    scenarios: &[Scenario],
     idle: Duration,
     max_time: Duration,
     interrupt: &std::sync::atomic::AtomicBool,
 ) -> Result<(Vec<ObservedConnection>, String), PeerError> {
     let (host, port) = parse_addr(addr)?;
     let ip = resolve(&host, port)?;
+    if usize::from(u16::MAX - port) < scenarios.len() {
+        return Err(PeerError::Usage(format!("port {port}: no room for {} scenario ports after it", scenarios.len())));
+    }
     crate::verbs::check_environment().map_err(PeerError::Environment)?;
-    let mut listener = VerbsListener::bind(ip).map_err(PeerError::Environment)?;
     let log = Log::new();
-    let responder = Responder::reference(Config { credits: grant, observer: Some(log.clone()), ..Config::default() });
+    let plays = std::iter::once(None).chain(scenarios.iter().copied().map(Some));
+    let mut listeners = Vec::new();
+    for (i, scenario) in plays.enumerate() {
+        let mut at = ip;
+        at.set_port(port + i as u16);
+        let listener = VerbsListener::bind(at).map_err(PeerError::Environment)?;
+        let config = Config { credits: grant, observer: Some(log.clone()), scenario, ..Config::default() };
+        match scenario {
+            None => crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr()),
+            Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),
+        }
+        listeners.push((listener, Responder::reference(config)));
+    }
     let started = Instant::now();
     let mut last_activity = started;
     let mut serving: Vec<std::thread::JoinHandle<()>> = Vec::new();
-    crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr());
+    // Each listener is polled in turn, briefly, so none waits on another.
+    let poll = Duration::from_millis(200 / listeners.len() as u64).max(Duration::from_millis(20));
     loop {
         let now = Instant::now();
         serving.retain(|t| !t.is_finished());
@@ -94,23 +112,25 @@ pub fn serve(
         {
             break;
         }
-        match listener.next_request(now + Duration::from_millis(200)) {
-            Ok(mut pending) => {
-                let (size, count) = responder.receive_window();
-                if pending.post_recv(size, count).is_err() {
-                    continue;
+        for (listener, responder) in &mut listeners {
+            match listener.next_request(Instant::now() + poll) {
+                Ok(mut pending) => {
+                    let (size, count) = responder.receive_window();
+                    if pending.post_recv(size, count).is_err() {
+                        continue;
+                    }
+                    let deadline = Instant::now() + Duration::from_secs(5);
+                    if let Ok(mut conn) = pending.accept(&responder.private_data(), deadline) {
+                        let r = responder.clone();
+                        serving.push(std::thread::spawn(move || r.serve(&mut conn)));
+                    }
                 }
-                if let Ok(mut conn) = pending.accept(&responder.private_data(), Instant::now() + Duration::from_secs(5))
-                {
-                    let r = responder.clone();
-                    serving.push(std::thread::spawn(move || r.serve(&mut conn)));
-                }
+                Err(TransportError::Timeout) => {}
+                Err(e) => return Err(PeerError::Environment(format!("listening on {}: {e}", listener.local_addr()))),
             }
-            Err(TransportError::Timeout) => {}
-            Err(e) => return Err(PeerError::Environment(format!("listening on {ip}: {e}"))),
         }
     }
-    Ok((log.snapshot(), format!("verbs {}", listener.local_addr())))
+    Ok((log.snapshot(), format!("verbs {}", listeners[0].0.local_addr())))
 }
 
 #[cfg(test)]

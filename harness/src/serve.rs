@@ -124,10 +124,8 @@ pub fn run(args: ServeArgs) -> i32 {
         (self_test(args.grant, &checks), "embedded reference requester".to_string(), "emulated".to_string())
     } else {
         let addr = args.listen.as_deref().unwrap_or_default();
-        if checks.iter().any(|c| c.scenario.is_some()) && !quiet {
-            crate::errln!("note: scenarios are played only with --self-test for now; their checks are not judged");
-        }
-        match crate::peer::serve(addr, args.grant, args.idle, args.max_time, &signals::INTERRUPT) {
+        let scenarios = client::scenarios_of(checks.iter().copied());
+        match crate::peer::serve(addr, args.grant, &scenarios, args.idle, args.max_time, &signals::INTERRUPT) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 crate::errln!("error: {e}");
