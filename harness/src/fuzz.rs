@@ -96,6 +96,9 @@ impl Target for Remote {
     fn can_restart(&self) -> bool {
         self.restart_command.is_some()
     }
+    fn cheap_restart(&self) -> bool {
+        false
+    }
     fn describe(&self) -> String {
         self.addr.clone()
     }
@@ -138,6 +141,9 @@ impl Target for Watched {
     }
     fn can_restart(&self) -> bool {
         self.inner.can_restart()
+    }
+    fn cheap_restart(&self) -> bool {
+        self.inner.cheap_restart()
     }
     fn describe(&self) -> String {
         self.inner.describe()

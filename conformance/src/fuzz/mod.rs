@@ -42,6 +42,12 @@ pub trait Target {
     /// Whether [`Target::restart`] can work.
     fn can_restart(&self) -> bool;
     fn describe(&self) -> String;
+    /// Whether a restart costs little (a fresh embedded responder) and is done before every
+    /// minimisation trial; a costly one (a server restarted by a command) is done only after
+    /// a case that left the peer unwell.
+    fn cheap_restart(&self) -> bool {
+        true
+    }
     /// The peer's kernel log lines since the last call, where it can be read.
     fn kernel_log(&mut self) -> Vec<String> {
         Vec::new()
@@ -319,6 +325,7 @@ pub fn run(
             }
         }
         let finding = classify::finding(&obs);
+        let obs_liveness = (obs.liveness, obs.kernel.is_empty());
         if let Some(kind) = &finding {
             *report.classes.entry(kind.class.name()).or_default() += 1;
         }
@@ -334,7 +341,7 @@ pub fn run(
                     break;
                 }
             }
-            Some(_) if target.can_restart() => {
+            Some(_) if target.can_restart() && (target.cheap_restart() || unwell(&obs_liveness)) => {
                 target.restart();
             }
             _ => {}
@@ -348,6 +355,12 @@ pub fn run(
     report.corpus = corpus.len();
     report.signatures = seen_signatures.len();
     report
+}
+
+/// Whether a case left the peer in need of a restart: not answering, or its kernel reporting
+/// a bug of its own. (`liveness`, whether the kernel logged no report.)
+fn unwell(state: &(Liveness, bool)) -> bool {
+    state.0 != Liveness::Answered || !state.1
 }
 
 /// Minimises a new finding (only on targets that can restart the peer between trials) and
@@ -367,13 +380,17 @@ fn minimise_finding(
     let (min, observed, minimised) = if target.can_restart() {
         let mut last: Option<Observation> = None;
         let until = Instant::now() + config.minimise_time;
+        let mut state = (obs.liveness, obs.kernel.is_empty());
         let min = minimise::minimise(&case[..sent], config.minimise_budget, |c| {
             // Interrupted or out of time: keep what is minimised so far.
             if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
                 return false;
             }
-            target.restart();
+            if target.cheap_restart() || unwell(&state) {
+                target.restart();
+            }
             let o = execute_specs(target, config, c);
+            state = (o.liveness, o.kernel.is_empty());
             let hit = classify::finding(&o).as_ref() == Some(&kind);
             if hit {
                 last = Some(o);
@@ -381,7 +398,9 @@ fn minimise_finding(
             hit
         });
         // Confirm the minimised case once more on a fresh peer.
-        target.restart();
+        if target.cheap_restart() || unwell(&state) {
+            target.restart();
+        }
         let o = execute_specs(target, config, &min);
         let ok = classify::finding(&o).as_ref() == Some(&kind);
         let o = if ok { o } else { last.unwrap_or(obs) };
