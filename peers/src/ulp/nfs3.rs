@@ -296,7 +296,7 @@ fn readlink(tree: &Tree, r: &mut Reader<'_>) -> Res {
                 put_post_op(w, Some(&attr))?;
                 w.u32(path.len() as u32)
             })?;
-            Ok(UlpResults { head, ddp: Some(path.to_vec()), tail: Vec::new() })
+            Ok(UlpResults { head, ddp: Some(path.to_vec()), ..Default::default() })
         }
         Err(s) => status_post_op(s, Some(&attr)),
     }
@@ -321,7 +321,7 @@ fn read(tree: &Tree, r: &mut Reader<'_>) -> Res {
                 w.bool(eof)?;
                 w.u32(data.len() as u32)
             })?;
-            Ok(UlpResults { head, ddp: Some(data.to_vec()), tail: Vec::new() })
+            Ok(UlpResults { head, ddp: Some(data.to_vec()), ..Default::default() })
         }
         Err(s) => status_post_op(s, Some(&attr)),
     }
