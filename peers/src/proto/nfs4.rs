@@ -1,9 +1,11 @@
 //! NFSv4.0 (RFC 7530) as much as both sides of a conformance run need: the COMPOUND
 //! procedure with PUTFH, PUTROOTFH, LOOKUP, GETFH and READ, the call encoder a requester
 //! sends and the reply decoder that judges a peer. Minor version 0 needs no session, and READ
-//! with the anonymous stateid needs no open (RFC 7530 9.1.4.3), so one COMPOUND reads a file
+//! with a special stateid needs no open (RFC 7530 9.1.4.3), so one COMPOUND reads a file
 //! whose handle an NFSv3 LOOKUP found (the Linux server and the reference tree share handles
-//! across versions). READ4resok's data is DDP-eligible (RFC 8267 6.1), and a COMPOUND holds
+//! across versions). READ carries the READ-bypass stateid, not the anonymous one: Linux
+//! answers the anonymous stateid NFS4ERR_GRACE during its grace period (fs/nfsd/nfs4state.c,
+//! check_special_stateids), the bypass stateid never. READ4resok's data is DDP-eligible (RFC 8267 6.1), and a COMPOUND holds
 //! as many such items as it has READs (RFC 8267 6.4.1).
 
 use rpcrdma_codec::xdr::{round_up4, Reader, Writer};
@@ -56,8 +58,11 @@ pub enum Op {
     PutFh(Vec<u8>),
     Lookup(String),
     GetFh,
-    /// READ4args with the anonymous stateid: offset, count.
-    Read { offset: u64, count: u32 },
+    /// READ4args with the READ-bypass stateid: offset, count.
+    Read {
+        offset: u64,
+        count: u32,
+    },
 }
 
 impl Op {
@@ -84,7 +89,7 @@ impl Op {
             }
             Op::Read { offset, count } => {
                 w.u32(OP_READ)?;
-                w.bytes(&ANONYMOUS_STATEID)?;
+                w.bytes(&READ_BYPASS_STATEID)?;
                 w.u64(*offset)?;
                 w.u32(*count)
             }
@@ -191,7 +196,7 @@ mod tests {
         want.extend_from_slice(b"t\0\0\0");
         want.extend(words(&[0, 2, 22, 4]));
         want.extend_from_slice(&[1, 2, 3, 4]);
-        want.extend(words(&[25, 0, 0, 0, 0, 0, 7, 5]));
+        want.extend(words(&[25, !0, !0, !0, !0, 0, 7, 5]));
         assert_eq!(a, want);
     }
 

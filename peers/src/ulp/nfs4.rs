@@ -159,8 +159,7 @@ impl Builder {
 /// COMPOUND (RFC 7530 16.2): the operations in order until the first that fails.
 fn compound(tree: &Tree, args: &[u8]) -> UlpOutcome {
     let mut r = Reader::new(args);
-    let (Ok(tag), Ok(minor), Ok(count)) = (r.opaque("tag", u32::MAX), r.u32("minorversion"), r.u32("argarray"))
-    else {
+    let (Ok(tag), Ok(minor), Ok(count)) = (r.opaque("tag", u32::MAX), r.u32("minorversion"), r.u32("argarray")) else {
         return UlpOutcome::GarbageArgs;
     };
     let mut b = Builder::default();
