@@ -186,7 +186,7 @@ fn compound(tree: &Tree, args: &[u8]) -> UlpOutcome {
 
 /// One operation: its nfs_resop4 appended to `b`; its status.
 fn operation(tree: &Tree, op: u32, r: &mut Reader<'_>, current: &mut Option<NodeId>, b: &mut Builder) -> u32 {
-    let resop = if op < 3 || op > OP_LAST_V40 { OP_ILLEGAL } else { op };
+    let resop = if (3..=OP_LAST_V40).contains(&op) { op } else { OP_ILLEGAL };
     let status = match op_result(tree, op, r, current) {
         Ok(Done::Plain) => NFS4_OK,
         Ok(Done::Handle(fh)) => {
