@@ -44,7 +44,7 @@ pub const NFS4ERR_OP_ILLEGAL: u32 = 10044;
 
 /// nfs_fh4 opaque<NFS4_FHSIZE> (RFC 7530 2.2).
 pub const NFS4_FHSIZE: u32 = 128;
-/// stateid4: seqid and other[12] (RFC 7530 9.1.4).
+/// stateid4: seqid and a 12-byte other (RFC 7530 9.1.4).
 pub const STATEID_LEN: usize = 16;
 /// The anonymous stateid, all zeros: READ without an open (RFC 7530 9.1.4.3).
 pub const ANONYMOUS_STATEID: [u8; STATEID_LEN] = [0; STATEID_LEN];
