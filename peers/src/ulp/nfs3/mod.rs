@@ -63,7 +63,7 @@ pub const MAX_READ: u32 = 1 << 20;
 pub const MAX_READDIR: u32 = 32 << 10;
 
 /// What FSINFO reports (RFC 1813 3.3.19): rtmax, rtpref, rtmult, wtmax, wtpref, wtmult,
-/// dtpref, then maxfilesize [`tree::MAX_FILE_SIZE`], time_delta [`FSINFO_TIME_DELTA`] and
+/// dtpref, then maxfilesize [`super::tree::MAX_FILE_SIZE`], time_delta [`FSINFO_TIME_DELTA`] and
 /// properties [`FSINFO_PROPERTIES`]. 64 KiB transfers are larger than any inline threshold,
 /// so a client's READs and WRITEs of whole pages use chunks.
 pub const FSINFO_RTMAX: u32 = 64 << 10;
