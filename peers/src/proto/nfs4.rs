@@ -18,7 +18,7 @@ pub const NFS_V4: u32 = 4;
 pub const NFSPROC4_NULL: u32 = 0;
 pub const NFSPROC4_COMPOUND: u32 = 1;
 
-// nfs_opnum4 (RFC 7530 16.2).
+// nfs_opnum4 (RFC 7531, the NFSv4.0 XDR).
 pub const OP_GETFH: u32 = 10;
 pub const OP_LOOKUP: u32 = 15;
 pub const OP_PUTFH: u32 = 22;
@@ -190,7 +190,7 @@ mod tests {
 
     #[test]
     fn compound_args_layout() {
-        // RFC 7530 16.2.1: tag "t", minorversion 0, 2 ops: PUTFH (4-byte handle), READ.
+        // COMPOUND4args (RFC 7530 16.2): tag "t", minorversion 0, 2 ops: PUTFH (4-byte handle), READ.
         let a = compound_args("t", &[Op::PutFh(vec![1, 2, 3, 4]), Op::Read { offset: 7, count: 5 }]);
         let mut want = words(&[1]);
         want.extend_from_slice(b"t\0\0\0");

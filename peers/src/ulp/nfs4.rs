@@ -24,10 +24,10 @@ use super::{LaterItem, UlpOutcome, UlpResults, UpperLayer};
 use crate::proto::nfs3::NFS_V3;
 use crate::proto::nfs4::*;
 
-/// OP_CREATE and OP_WRITE (RFC 7530 16.2), whose arguments hold DDP-eligible items.
+/// OP_CREATE and OP_WRITE (RFC 7531), whose arguments hold DDP-eligible items.
 const OP_CREATE: u32 = 6;
 const OP_WRITE: u32 = 38;
-/// createtype4 NF4LNK (RFC 7530 16.4).
+/// createtype4 NF4LNK (RFC 7531).
 const NF4LNK: u32 = 5;
 
 /// The NFS program, versions 3 and 4, over one tree.
