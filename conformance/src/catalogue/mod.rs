@@ -3,6 +3,7 @@
 
 pub mod ccp;
 pub mod client;
+pub mod compound;
 pub mod credits;
 pub mod header;
 pub mod inline;
@@ -27,6 +28,7 @@ pub fn all() -> Vec<&'static Check> {
     v.extend(credits::CHECKS.iter());
     v.extend(read_chunks::CHECKS.iter());
     v.extend(write_chunks::CHECKS.iter());
+    v.extend(compound::CHECKS.iter());
     v.extend(reply_chunk::CHECKS.iter());
     v.extend(inline::CHECKS.iter());
     v.extend(private_data::CHECKS.iter());

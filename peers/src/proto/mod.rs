@@ -1,7 +1,9 @@
 //! The protocol vocabulary both sides of a conformance run share: RPC calls as a requester
-//! builds them, and NFSv3 as the test export speaks it. Declared once, here.
+//! builds them, NFSv3 as the test export speaks it, and the NFSv4.0 COMPOUND a check needs
+//! for a reply with several DDP-eligible items. Declared once, here.
 
 pub mod nfs3;
+pub mod nfs4;
 pub mod rpc;
 
 pub use rpc::Call;

@@ -168,40 +168,42 @@ impl Session<'_> {
         }
         let deadline = Instant::now() + self.deadline_step;
 
-        // Write list: the DDP-eligible item goes into the first write chunk (RFC 8166 4.3.2);
-        // every chunk is echoed with the lengths actually written, unused ones with zeros.
+        // Write list: the k-th DDP-eligible item goes into the k-th write chunk, an empty
+        // chunk keeping its item inline (RFC 8166 4.3.2.1, 4.3.2.3; RFC 8267 6.4.1); every
+        // chunk is echoed with the lengths actually written, unused ones with zeros.
+        let items: Vec<Vec<u8>> = results.items().map(|(d, _)| d.to_vec()).collect();
         let mut write_echo: Vec<Vec<Segment>> = Vec::new();
-        let mut ddp_inline = results.ddp.clone();
-        // The length of the item reduced into a write chunk, if one was.
-        let mut reduced: Option<usize> = None;
+        // The length of each item reduced into a write chunk; None for those left inline.
+        let mut reduced: Vec<Option<usize>> = vec![None; items.len()];
         let count = chunks.writes.chunks().count();
-        let target = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
+        // The fault moves the first item into the last chunk, and the others past the list.
+        let first = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         for (i, wc) in chunks.writes.chunks().enumerate() {
             let mut segs: Vec<Segment> = wc.segments().map(|s| Segment { length: 0, ..s }).collect();
             let skip = faults.write_list_ignored_with_reply_chunk && chunks.reply.is_some();
-            if i == target && wc.segment_count() > 0 && !skip {
-                if let Some(mut data) = ddp_inline.take() {
-                    if (data.len() as u64) > wc.length() {
-                        if !faults.write_chunk_truncated {
-                            // RFC 8166 4.5.3: a write chunk too small; do not write past it.
-                            return self.call_error(xid, framing);
-                        }
-                        data.truncate(wc.length() as usize);
+            let k = i.checked_sub(first).filter(|&k| k < items.len() && !(k > 0 && faults.later_items_inline));
+            if let Some(k) = k.filter(|_| wc.segment_count() > 0 && !skip) {
+                let mut data = items[k].clone();
+                if (data.len() as u64) > wc.length() {
+                    if !faults.write_chunk_truncated {
+                        // RFC 8166 4.5.3: a write chunk too small; do not write past it.
+                        return self.call_error(xid, framing);
                     }
-                    let mut item = data.clone();
-                    if faults.write_chunk_preceding_item && results.head.len() >= 8 {
-                        let at = results.head.len() - 8;
-                        item = [&results.head[at..at + 4], &data[..]].concat();
-                    }
-                    if faults.pad_write_chunk {
-                        item.resize(data.len() + pad4(data.len()), 0);
-                    }
-                    self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
-                    reduced = Some(data.len());
-                    if faults.write_chunk_offset_advanced {
-                        for s in segs.iter_mut() {
-                            s.offset += s.length as u64;
-                        }
+                    data.truncate(wc.length() as usize);
+                }
+                let mut item = data.clone();
+                if faults.write_chunk_preceding_item && k == 0 && results.head.len() >= 8 {
+                    let at = results.head.len() - 8;
+                    item = [&results.head[at..at + 4], &data[..]].concat();
+                }
+                if faults.pad_write_chunk {
+                    item.resize(data.len() + pad4(data.len()), 0);
+                }
+                self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
+                reduced[k] = Some(data.len());
+                if faults.write_chunk_offset_advanced {
+                    for s in segs.iter_mut() {
+                        s.offset += s.length as u64;
                     }
                 }
             }
@@ -215,26 +217,30 @@ impl Session<'_> {
                 write_echo.push(segs);
             }
         }
-        // The inline payload: RPC reply header, then the results (the DDP item removed when
-        // it went through a write chunk).
+        // The inline payload: RPC reply header, then the results, each item reduced into a
+        // write chunk removed with its XDR pad, the length word staying (RFC 8166 3.4.4.1).
         let mut payload = rpc_header.encode_to_vec();
         payload.extend_from_slice(&results.head);
-        if let Some(n) = reduced {
-            if faults.reduced_count_omitted {
-                payload.truncate(payload.len().saturating_sub(4));
-            }
-            if faults.reduced_pad_left_inline {
-                payload.resize(payload.len() + pad4(n), 0);
-            }
-        }
-        // Where the inline DDP item's XDR pad lies, and how long it is.
+        // Where the first inline item's XDR pad lies, and how long it is.
         let mut pad_at = None;
-        if let Some(d) = &ddp_inline {
-            payload.extend_from_slice(d);
-            pad_at = Some((payload.len(), pad4(d.len())));
-            payload.resize(payload.len() + pad4(d.len()), 0);
+        for ((d, tail), reduced) in results.items().zip(&reduced) {
+            if let Some(n) = *reduced {
+                if faults.reduced_count_omitted {
+                    payload.truncate(payload.len().saturating_sub(4));
+                }
+                if faults.reduced_pad_left_inline {
+                    payload.resize(payload.len() + pad4(n), 0);
+                }
+            } else {
+                payload.extend_from_slice(d);
+                pad_at = pad_at.or(Some((payload.len(), pad4(d.len()))));
+                payload.resize(payload.len() + pad4(d.len()), 0);
+            }
+            payload.extend_from_slice(tail);
         }
-        payload.extend_from_slice(&results.tail);
+        if results.ddp.is_none() {
+            payload.extend_from_slice(&results.tail);
+        }
 
         let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
         let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());

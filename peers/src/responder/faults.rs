@@ -198,6 +198,10 @@ crate::fault_switches! {
         /// Stop answering on this connection (but keep it up, and accept new ones) after two
         /// messages in a row with rdma_credit zero.
         hang_on_zero_credit_pair = "hang-on-zero-credit-pair",
+        /// Reduce only a reply's first DDP-eligible item: later ones (the second READ of an
+        /// NFSv4 COMPOUND) stay inline and their write chunks come back unused (RFC 8166
+        /// 4.3.2.2: a subsequent item MUST be placed in the unconsumed write chunk).
+        later_items_inline = "later-items-inline",
     }
 }
 

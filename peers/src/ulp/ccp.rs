@@ -75,10 +75,10 @@ impl Programs {
         self
     }
 
-    /// The reference responder's programs: NFSv3 over a fresh tree, and CCP.
+    /// The reference responder's programs: NFSv3 and NFSv4 over a fresh tree, and CCP.
     pub fn reference(ccp: CcpServer) -> Self {
         Programs::new()
-            .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(super::Nfs3Server::new()))
+            .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(super::NfsServer::new()))
             .with(rpcrdma_codec::ccp::PROGRAM, Box::new(ccp))
     }
 }

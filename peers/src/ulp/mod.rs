@@ -1,17 +1,21 @@
 //! Upper layers served by the reference responder: a small NFSv3 server ([`Nfs3Server`]) over
-//! an in-memory tree ([`tree`]), and [`NullServer`], which answers only NULL.
+//! an in-memory tree ([`tree`]), NFSv4.0 COMPOUND with PUTFH and READ over the same tree
+//! ([`nfs4`], both versions behind [`NfsServer`]), and [`NullServer`], which answers only NULL.
 //!
-//! An upper layer sees unreduced argument bytes and returns its results split around the one
-//! DDP-eligible item (RFC 8267 4), so the RPC layer can move that item through a Write chunk:
-//! the item's length word stays in the payload stream, only its data moves, without the XDR
-//! pad (RFC 8166 3.4.4.1).
+//! An upper layer sees unreduced argument bytes and returns its results split around their
+//! DDP-eligible items (RFC 8267 4: at most one in NFSv3; 6.4.1: one per READ in an NFSv4
+//! COMPOUND), so the RPC layer can move each item through a write chunk: the item's length
+//! word stays in the payload stream, only its data moves, without the XDR pad (RFC 8166
+//! 3.4.4.1).
 
 pub mod ccp;
 pub mod nfs3;
+pub mod nfs4;
 pub mod tree;
 
 pub use ccp::{CcpServer, Programs};
 pub use nfs3::Nfs3Server;
+pub use nfs4::NfsServer;
 pub use tree::Tree;
 
 use rpcrdma_codec::xdr::pad4;
@@ -32,39 +36,63 @@ pub enum UlpOutcome {
     SystemErr,
 }
 
-/// Procedure results, split around the DDP-eligible item.
+/// Procedure results, split around their DDP-eligible items.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct UlpResults {
-    /// Result bytes up to and including the DDP-eligible item's length word (all results when there is no such item).
+    /// Result bytes up to and including the first DDP-eligible item's length word (all results when there is no such item).
     pub head: Vec<u8>,
-    /// The DDP-eligible item's data bytes, without XDR pad (READ data, READLINK path), if any.
+    /// The first DDP-eligible item's data bytes, without XDR pad (READ data, READLINK path), if any.
     pub ddp: Option<Vec<u8>>,
-    /// Result bytes after the item in the unreduced stream (i.e. after its data and pad).
+    /// Result bytes after that item in the unreduced stream (i.e. after its data and pad), up
+    /// to and including the next item's length word when there is one.
+    pub tail: Vec<u8>,
+    /// The DDP-eligible items after the first, in order (the READs of an NFSv4 COMPOUND after
+    /// its first, RFC 8267 6.4.1).
+    pub more: Vec<LaterItem>,
+}
+
+/// A DDP-eligible item after a reply's first, and the result bytes after it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LaterItem {
+    /// The item's data bytes, without XDR pad.
+    pub data: Vec<u8>,
+    /// Result bytes after the item's data and pad, up to and including the next item's
+    /// length word when there is one.
     pub tail: Vec<u8>,
 }
 
 impl UlpResults {
     /// Results with no DDP-eligible item.
     pub fn plain(bytes: Vec<u8>) -> Self {
-        UlpResults { head: bytes, ddp: None, tail: Vec::new() }
+        UlpResults { head: bytes, ..Default::default() }
     }
 
-    /// The unreduced results: head, item data, its XDR pad, tail.
+    /// Every DDP-eligible item in order, each with the result bytes after it.
+    pub fn items(&self) -> impl Iterator<Item = (&[u8], &[u8])> {
+        let first = self.ddp.as_deref().map(|d| (d, self.tail.as_slice()));
+        first.into_iter().chain(self.more.iter().map(|m| (m.data.as_slice(), m.tail.as_slice())))
+    }
+
+    /// The unreduced results: head, then each item's data and XDR pad and the bytes after it.
     pub fn inline(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(self.inline_len());
         v.extend_from_slice(&self.head);
-        if let Some(d) = &self.ddp {
+        for (d, tail) in self.items() {
             v.extend_from_slice(d);
             v.resize(v.len() + pad4(d.len()), 0);
+            v.extend_from_slice(tail);
         }
-        v.extend_from_slice(&self.tail);
+        if self.ddp.is_none() {
+            v.extend_from_slice(&self.tail);
+        }
         v
     }
 
     /// Length of [`UlpResults::inline`].
     pub fn inline_len(&self) -> usize {
-        let ddp = self.ddp.as_ref().map_or(0, |d| d.len() + pad4(d.len()));
-        self.head.len() + ddp + self.tail.len()
+        let items: usize = self.items().map(|(d, tail)| d.len() + pad4(d.len()) + tail.len()).sum();
+        let tail = if self.ddp.is_none() { self.tail.len() } else { 0 };
+        self.head.len() + items + tail
     }
 }
 
