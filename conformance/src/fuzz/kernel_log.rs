@@ -11,9 +11,13 @@ pub const CONTEXT_LINES: usize = 40;
 /// task names and times.
 pub fn report_signature(line: &str) -> Option<String> {
     let line = line.trim();
-    // "WARNING: CPU: 0 PID: 42 at net/sunrpc/xprtrdma/svc_rdma_rw.c:123 svc_rdma_foo+0x1c/0x80 [rpcrdma]"
+    // Until Linux 6.x: "WARNING: CPU: 0 PID: 42 at net/x.c:123 svc_rdma_foo+0x1c/0x80 [rpcrdma]";
+    // since 7.x: "WARNING: include/linux/sunrpc/svc.h:539 at svc_process+0x21e/0x250 [sunrpc], CPU#0: nfsd/476".
     if let Some(rest) = line.strip_prefix("WARNING:") {
         return Some(match rest.split_once(" at ") {
+            Some((before, after)) if !before.trim_start().starts_with("CPU:") => {
+                format!("WARNING at {} {}", before.trim(), function(after))
+            }
             Some((_, place)) => format!("WARNING at {}", place_and_function(place)),
             None => format!("WARNING:{}", without_numbers(rest)),
         });
@@ -56,9 +60,15 @@ fn place_and_function(place: &str) -> String {
     let mut words = place.split_whitespace();
     let file = words.next().unwrap_or("");
     match words.next() {
-        Some(f) => format!("{file} {}", f.split('+').next().unwrap_or(f)),
+        Some(f) => format!("{file} {}", function(f)),
         None => file.to_string(),
     }
+}
+
+/// "func+0x1c/0x80 [mod], CPU#0: task/1" -> "func".
+fn function(s: &str) -> &str {
+    let first = s.split_whitespace().next().unwrap_or("");
+    first.split('+').next().unwrap_or(first).trim_end_matches(',')
 }
 
 /// "slab-out-of-bounds in svc_rdma_foo+0x1c/0x80 [rpcrdma]" -> "slab-out-of-bounds in svc_rdma_foo".
@@ -117,6 +127,14 @@ mod tests {
             (
                 "WARNING: CPU: 0 PID: 812 at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt+0x1a0/0x1f0 [rpcrdma]",
                 "WARNING at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt",
+            ),
+            (
+                "WARNING: include/linux/sunrpc/svc.h:539 at svc_process+0x21e/0x250 [sunrpc], CPU#0: nfsd/476",
+                "WARNING at include/linux/sunrpc/svc.h:539 svc_process",
+            ),
+            (
+                "WARNING: CPU: 0 PID: 476 at include/linux/sunrpc/svc.h:520 svc_process+0x1f8/0x230 [sunrpc]",
+                "WARNING at include/linux/sunrpc/svc.h:520 svc_process",
             ),
             ("kernel BUG at net/sunrpc/svc_xprt.c:1010!", "kernel BUG at net/sunrpc/svc_xprt.c:1010"),
             (
