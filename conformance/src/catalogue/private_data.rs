@@ -393,7 +393,7 @@ pub static CHECKS: [Check; 12] = [
     Check {
         info: CheckInfo {
             id: "rfc8797/3.1/receive-size-honoured",
-            requirement: "If an incoming RDMA message exceeds the size of a receiver's inline threshold, the Receive operation fails and the RDMA provider typically terminates the connection. To convey an RPC message larger than the receiver's inline threshold without risking receive failure, a sender must use explicit RDMA data transfer operations, which are more expensive than an RDMA Send.",
+            requirement: "To convey an RPC message larger than the receiver's inline threshold without risking receive failure, a sender must use explicit RDMA data transfer operations, which are more expensive than an RDMA Send. ... (4.2) The server uses the smaller of its own send size and the client's reported receive size as the server-to-client inline threshold. ... (RFC 8166 3.5.3) If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself.",
             key_word: KeyWord::Must,
             acceptable: "we advertise 2048 bytes: a ~3100-byte READ reply without chunks comes as any reply that fits 2048 bytes (ERR_CHUNK, an RPC error, or a short read); a ~1600-byte one comes inline (an error instead is pass-lax: the peer keeps the 1024-byte default, not RFC 8797 4.2's threshold); unsupported when the peer's own send size is 2048 or less",
             rationale: "A Send longer than the posted receive kills the connection (local length error); a size above the 1024-byte default tells a peer that honours it from one that ignores private data.",

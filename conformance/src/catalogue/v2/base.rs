@@ -263,9 +263,10 @@ pub(super) const CHECKS: [Check; 9] = [
         info: CheckInfo {
             id: "v2-01/4.2.3/bad-header-proc",
             requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the rdma_proc \
-                field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to \
-                ERR_CHUNK.",
+                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the \
+                rdma_proc field ... (RFC 8166 4.5.2) If the rdma_vers field contains a recognized value, but \
+                an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set \
+                the rdma_err value to ERR_CHUNK.",
             key_word: KeyWord::Must,
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid and rdma_vers 2",
             rationale: "rdma_proc 2 (RDMA_MSGP in Version One) has no arm in the Version Two union (wire notes C4).",

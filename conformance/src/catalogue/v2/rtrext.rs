@@ -164,10 +164,10 @@ pub(super) const CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/cont-without-req",
-            requirement: "In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... (9.5) \
-                OPTRERR_BADCONT indicates that a continuation messages was received when there was no reason to expect \
-                one.",
+            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
+                transmission group and must be received in order without any intervening message. ... \
+                OPTRERR_BADCONT indicates that a continuation messages was received when there was no reason \
+                to expect one.",
             key_word: KeyWord::Must,
             acceptable: "ROPT_REPTERR OPTRERR_BADCONT echoing the rdma_xid, optre_bad = {xid, CALL, 1}, rdma_optdir \
                 REPLY (RDMA2_ERR_INVAL_OPTION: unsupported)",
@@ -180,9 +180,10 @@ pub(super) const CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/wrong-xnum",
-            requirement: "In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... (9.5) \
-                OPTRERR_BADSEQ indicate that a transmission sequence number other than the one expected was received.",
+            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
+                transmission group and must be received in order without any intervening message. ... \
+                OPTRERR_BADSEQ indicate that a transmission sequence number other than the one expected was \
+                received.",
             key_word: KeyWord::Must,
             acceptable: "ROPT_REPTERR OPTRERR_BADSEQ with optri_expect 1 and optri_current 2, optre_bad = {xid, CALL, \
                 2} (RDMA2_ERR_INVAL_OPTION: unsupported)",
