@@ -1,9 +1,12 @@
-//! rtrext-03: message continuation. A call split over ROPT_XMTREQ and ROPT_XMTCONT, and the
-//! ROPT_REPTERR a responder sends for a continuation out of place.
+//! rtrext-03: message continuation. A call split over ROPT_XMTREQ and ROPT_XMTCONT, the
+//! ROPT_REPTERR a responder sends for a continuation out of place, and the responder's own
+//! transmission groups (in [`group`]).
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, ReptErr, XmtCont, XmtReq};
 use rpcrdma_codec::v2::MsgType;
+
+mod group;
 
 use super::{alive_v2, ending, null_rpc, profile, rpc_reply_ok, rtr_msg, start_v2, supported, v2_answer};
 use crate::engine::{Check, CheckInfo, Ctx, Judged, Mismatch, OrFail, Outcome, Received, Verdict};
@@ -129,7 +132,7 @@ fn cont_wrong_xid(ctx: &mut Ctx) -> Judged {
 
 // ---------------------------------------------------------------------------------------------
 
-pub(super) const CHECKS: [Check; 5] = [
+pub(super) const CHECKS: [Check; 7] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.3/xmtreq-answered",
@@ -208,4 +211,6 @@ pub(super) const CHECKS: [Check; 5] = [
         },
         run: cont_wrong_xid,
     },
+    group::CHECKS[0],
+    group::CHECKS[1],
 ];
