@@ -197,10 +197,12 @@ crate::fault_switches! {
         /// ROPT_XMTCONTs of a multi-transmission reply carry the group's rdma_xid plus one
         /// (rtrext-03 9.4: must match the initial transmission's).
         v2_cont_wrong_xid = "v2-cont-wrong-xid",
-        /// Close the connection when an inline threshold changes mid-connection: Version Two's
-        /// default taking over from Version One's, or a new Receive Buffer Size from the
-        /// requester (v2-01 5.2: MUST allow them to change without a connection loss).
-        v2_threshold_change_closes = "v2-threshold-change-closes",
+        /// Close the connection when Version Two's default inline threshold takes over from
+        /// Version One's (v2-01 5.2: MUST allow the change without a connection loss).
+        v2_negotiation_closes = "v2-negotiation-closes",
+        /// Close the connection when the requester reports a new Receive Buffer Size (v2-01 5.2:
+        /// MUST allow inline thresholds to change without a connection loss).
+        v2_rbsiz_change_closes = "v2-rbsiz-change-closes",
         /// Crash-like: on a Version One call with more than four write chunks, drop the
         /// connection and refuse every later connection (a crashed or wedged server).
         crash_on_many_write_chunks = "crash-on-many-write-chunks",

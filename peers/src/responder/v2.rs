@@ -57,8 +57,8 @@ struct Group {
 /// The Version Two default inline threshold (v2-01 2.3).
 const V2_INLINE: usize = 4096;
 
-/// How `v2-threshold-change-closes` ends a session.
-const THRESHOLD_CHANGE: Stop = Stop::Unsupported("an inline threshold change (fault v2-threshold-change-closes)");
+/// How `v2-negotiation-closes` and `v2-rbsiz-change-closes` end a session.
+const THRESHOLD_CHANGE: Stop = Stop::Unsupported("an inline threshold change (a fault closes the connection)");
 
 fn profile() -> Profile {
     Profile::default()
@@ -72,7 +72,7 @@ pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
         // Version Two connections (4096 bytes)", until xcharext reports another (record).
         if !s.config.faults.v2_v1_inline_threshold {
             let v2_inline = (s.config.send_size as usize).min(V2_INLINE);
-            if v2_inline != s.reply_inline && s.config.faults.v2_threshold_change_closes {
+            if v2_inline != s.reply_inline && s.config.faults.v2_negotiation_closes {
                 return Err(THRESHOLD_CHANGE);
             }
             s.reply_inline = v2_inline;
@@ -306,7 +306,7 @@ fn record(s: &mut Session<'_>, c: Characteristic<'_>) -> Result<(), Stop> {
     match c {
         Characteristic::RbSiz(v) => {
             let before = s.v2.peer_rbsiz.unwrap_or(V2_INLINE as u32);
-            if v != before && s.config.faults.v2_threshold_change_closes {
+            if v != before && s.config.faults.v2_rbsiz_change_closes {
                 return Err(THRESHOLD_CHANGE);
             }
             s.v2.peer_rbsiz = Some(v);

@@ -418,7 +418,7 @@ pub(super) const CHECKS: [Check; 11] = [
             rationale: "Thresholds change as the version is agreed and as characteristics are reported; a peer that \
                 drops the connection then can never use them.",
             groups: &["v2", "xcharext", "inline", "negotiation"],
-            broken_by: &[("v2-threshold-change-closes", Outcome::Fail)],
+            broken_by: &[("v2-negotiation-closes", Outcome::Fail), ("v2-rbsiz-change-closes", Outcome::Fail)],
         },
         run: threshold_change,
     },
