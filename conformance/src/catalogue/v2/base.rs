@@ -13,7 +13,7 @@ use super::{
 use crate::catalogue::{null_round_trip, start};
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 
-use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Op};
 
 fn optional_first_message(ctx: &mut Ctx) -> Judged {
@@ -164,8 +164,9 @@ fn inline_4096_call(ctx: &mut Ctx) -> Judged {
 }
 
 /// Bytes of `big` (70000 bytes) inline-4096-reply READs: a reply of more than 1024 bytes and
-/// less than 4096.
+/// less than 4096, and one of more than 4096.
 const READ_3000: u32 = 3000;
+const READ_5000: u32 = 5000;
 
 fn inline_4096_reply(ctx: &mut Ctx) -> Judged {
     // No private data: nothing tells the peer our receive size (for Version One, RFC 8797 5.1
@@ -173,8 +174,8 @@ fn inline_4096_reply(ctx: &mut Ctx) -> Judged {
     ctx.connect_with(&[]).or_fail("a connection without private data")?;
     negotiate_v2(ctx)?;
     let fh = v2_lookup(ctx, nfs3::FILE_BIG)?;
-    let want = "the Version Two READ reply of more than 1024 and at most 4096 bytes, to a call offering no reply \
-        chunk, sent inline (RDMA2_MSG REPLY), NFS3_OK with the 3000 bytes of `big`";
+    let want = "to calls offering no reply chunk: a Version Two READ reply of more than 1024 and at most 4096 bytes \
+        sent inline (RDMA2_MSG REPLY, NFS3_OK with the 3000 bytes of `big`), and none over 4096 bytes";
     let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, READ_3000));
     let got = ctx.call(&v2_call(ctx, &call));
     let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
@@ -190,7 +191,21 @@ fn inline_4096_reply(ctx: &mut Ctx) -> Judged {
     if !(1025..=4096).contains(&f.len()) {
         return Err(Verdict::fail(want, format!("a {}-byte reply", f.len())));
     }
-    Ok(Verdict::pass(want, format!("a {}-byte RDMA2_MSG reply, inline, with the data", f.len())))
+    let inline = format!("a {}-byte RDMA2_MSG reply, inline, with the data", f.len());
+    // The other side of the same assumption: a reply that does not fit 4096 bytes must not be
+    // sent inline (our receives are 4096 bytes).
+    let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, READ_5000));
+    // Any answer within 4096 bytes, silence or a closed connection (RFC 8166 4.5.4) keeps it.
+    match ctx.call(&v2_call(ctx, &call)) {
+        Received::Nothing(NoMessage::RecvFailed(s)) => {
+            let got = format!("{inline}; but our 4096-byte receive failed ({}) for a 5000-byte READ", s.name());
+            Err(Verdict::fail(want, got))
+        }
+        Received::Message(f) if f.len() > 4096 => {
+            Err(Verdict::fail(want, format!("{inline}; but a {}-byte message for a 5000-byte READ", f.len())))
+        }
+        other => Ok(Verdict::pass(want, format!("{inline}; {} for a 5000-byte READ", other.describe()))),
+    }
 }
 
 /// The Receive Buffer Size threshold-change reports by ROPT_UPDXCH: the receives it posts.
@@ -393,12 +408,13 @@ pub(super) const CHECKS: [Check; 11] = [
                 receiver's inline threshold is 4096 bytes.",
             key_word: KeyWord::Must,
             acceptable: "connected without private data, a Version Two READ of 3000 bytes offering no reply chunk \
-                answered by an inline RDMA2_MSG reply of 1025 to 4096 bytes, NFS3_OK with the data; unsupported for \
-                a Version One peer",
+                answered by an inline RDMA2_MSG reply of 1025 to 4096 bytes, NFS3_OK with the data; then a READ of \
+                5000 bytes not answered inline: an RDMA2_ERROR (no reply chunk to carry it), or no answer, or the \
+                connection closed; unsupported for a Version One peer",
             rationale: "A Version Two responder that keeps Version One's 1024-byte default cannot send replies a \
                 Version Two requester need not offer a reply chunk for, and refuses them.",
             groups: &["v2", "inline"],
-            broken_by: &[("v2-v1-inline-threshold", Outcome::Fail)],
+            broken_by: &[("v2-v1-inline-threshold", Outcome::Fail), ("ignore-reply-chunk", Outcome::Fail)],
         },
         run: inline_4096_reply,
     },

@@ -11,7 +11,7 @@ use rpcrdma_codec::v2::{ErrorInfo, MsgType};
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
 
 use super::super::{null_v2, rtr_msg, start_v2, supported, v2_lookup};
-use crate::engine::{Check, CheckInfo, Ctx, Judged, Outcome, Received, Verdict};
+use crate::engine::{Check, CheckInfo, Ctx, Judged, NoMessage, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Header, Op};
 use crate::frame::Frame;
 
@@ -25,14 +25,15 @@ const RESERVED: u32 = 8;
 /// What came back for the long READ sent in a ROPT_XMTREQ and a NULL call sent right after it.
 struct Answers {
     read_xid: u32,
-    /// Every message received, in order, up to the NULL call's reply (and what followed it
-    /// within the silence window).
+    /// Every message received from the ROPT_XMTRESP on, in order, up to the NULL call's reply
+    /// (and what followed it within the silence window).
     frames: Vec<Frame>,
     /// optxrs_count of the ROPT_XMTRESP that starts the group.
     count: u32,
 }
 
 impl Answers {
+    /// Transmission `i` of the group, if it came and is Version Two.
     fn header(&self, i: usize) -> Option<&Header> {
         self.frames.get(i).and_then(Frame::v2)
     }
@@ -62,19 +63,26 @@ fn long_read(ctx: &mut Ctx, want: &str) -> Result<Answers, Verdict> {
         frames.push(f);
         got = if last { ctx.expect_silence() } else { ctx.recv() };
     }
-    let first = frames.first().and_then(Frame::v2);
-    let count = match first.map(|h| (h.xid, &h.body)) {
-        Some((xid, Body::Optional { op: Op::XmtResp { count, .. }, .. })) if xid == call.xid => *count,
-        Some((_, Body::Error(ErrorInfo { .. }))) => {
-            let first = Received::Message(frames[0].clone());
-            supported(&first, "ROPT_XMTREQ")?;
+    if let Received::Nothing(NoMessage::RecvFailed(s)) = got {
+        return Err(Verdict::fail(want, format!("our 4096-byte receive failed ({}): the peer sent more", s.name())));
+    }
+    // The answer to the READ (its replies may follow the NULL call's: RPC replies need not
+    // come in order).
+    let Some(at) = frames.iter().position(|f| f.xid() == Some(call.xid)) else {
+        // Message continuation is not obligatory (rtrext-03 4.3); without a reply chunk the
+        // peer may close the connection instead (RFC 8166 4.5.4).
+        let why = format!("no answer to the long READ ({}): no transmission group", got.describe());
+        return Err(Verdict::unsupported(want, why));
+    };
+    let frames = frames.split_off(at);
+    let count = match frames[0].v2().map(|h| &h.body) {
+        Some(Body::Optional { op: Op::XmtResp { count, .. }, .. }) => *count,
+        Some(Body::Error(ErrorInfo { .. })) => {
+            supported(&Received::Message(frames[0].clone()), "ROPT_XMTREQ")?;
             let why = format!("{} to the long READ: the peer sends no transmission groups", frames[0]);
             return Err(Verdict::unsupported(want, why));
         }
-        _ => {
-            let what = frames.first().map_or(got.describe(), |f| f.to_string());
-            return Err(Verdict::fail(want, format!("{what} first, not a ROPT_XMTRESP answering the READ")));
-        }
+        _ => return Err(Verdict::fail(want, format!("{} answering the READ, not a ROPT_XMTRESP", frames[0]))),
     };
     if count < 2 {
         // A reply longer than 4096 bytes cannot have come whole in one receive.
@@ -162,9 +170,9 @@ pub(super) const CHECKS: [Check; 2] = [
                 concatenated.",
             key_word: KeyWord::Must,
             acceptable: "a READ of 10000 bytes sent in a ROPT_XMTREQ reserving 8 receives, followed at once by a \
-                NULL call: ROPT_XMTRESP (optxrs_count k) and ROPT_XMTCONT 1 .. k-1 back to back, before the NULL \
-                call's reply, their payload streams together the READ reply with the data (RDMA2_ERROR to the \
-                READ: unsupported)",
+                NULL call: ROPT_XMTRESP (optxrs_count k) and ROPT_XMTCONT 1 .. k-1 back to back (the NULL call's \
+                reply before or after them, not between), their payload streams together the READ reply with the \
+                data (RDMA2_ERROR to the READ, or no answer to it: unsupported)",
             rationale: "A requester reassembles a reply from the transmissions as they arrive; one out of order or \
                 a message between them corrupts the reply or the message it interrupts.",
             groups: &["v2", "rtrext"],
@@ -180,7 +188,8 @@ pub(super) const CHECKS: [Check; 2] = [
                 match that in the initial transmission.",
             key_word: KeyWord::Must,
             acceptable: "every ROPT_XMTCONT continuing the long READ's reply carries the rdma_xid of the \
-                ROPT_XMTRESP, and there are optxrs_count - 1 of them (RDMA2_ERROR to the READ: unsupported)",
+                ROPT_XMTRESP, and there are optxrs_count - 1 of them (RDMA2_ERROR to the READ, or no answer to \
+                it: unsupported)",
             rationale: "The xid is how a requester matches continuations to the reply they extend.",
             groups: &["v2", "rtrext"],
             broken_by: &[("v2-cont-wrong-xid", Outcome::Fail)],
