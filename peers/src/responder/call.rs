@@ -70,6 +70,12 @@ impl Session<'_> {
         let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
         let config = self.config;
         let faults = &config.faults;
+        // RFC 5666 6.2: after a CONF_RDMA with maxrdmaread zero we "MUST NOT issue requests
+        // that require RDMA Read": no RPC-level reply is possible (RFC 8166 4.5.3: ERR_CHUNK).
+        let no_reads = self.ulp.peer_max_rdma_reads() == Some(0) && !faults.ccp_maxrdmaread_ignored;
+        if no_reads && !chunks.reads.is_empty() {
+            return self.call_error(xid, framing);
+        }
         for c in chunks.reads.chunks() {
             if c.position == 0 && faults.no_position_zero {
                 return self.call_error(xid, framing);
@@ -255,6 +261,10 @@ impl Session<'_> {
 
         if fits_inline || reply_offered.is_none() {
             if !fits_inline && !faults.ignore_reply_chunk {
+                // rtrext-03 4.2: a call sent with ROPT_XMTREQ may get its reply in a group.
+                if framing == Framing::V2Xmt && v2::send_group(self, xid, &payload)? {
+                    return Ok(());
+                }
                 // Too long for inline and no reply chunk: nothing can carry the reply.
                 return self.call_error(xid, framing);
             }

@@ -60,6 +60,9 @@ crate::fault_switches! {
         err_chunk_trailing = "err-chunk-trailing",
         /// Answer CONF_RDMA with SUCCESS but no config_rdma_reply.
         ccp_empty_reply = "ccp-empty-reply",
+        /// Pull read chunks with RDMA Read although the requester's CONF_RDMA said maxrdmaread 0
+        /// (RFC 5666 6.2: MUST NOT).
+        ccp_maxrdmaread_ignored = "ccp-maxrdmaread-ignored",
         /// Advertise R = 0 in our private data, yet use Send With Invalidate whenever the
         /// requester set R (RFC 8797 4.1: either peer clearing R forbids it).
         invalidate_despite_own_r0 = "invalidate-despite-own-r0",
@@ -183,6 +186,23 @@ crate::fault_switches! {
         v2_no_repterr = "v2-no-repterr",
         /// Report every broken transmission group as OPTRERR_BADCONT.
         v2_repterr_badcont_only = "v2-repterr-badcont-only",
+        /// Version Two replies keep the Version One inline threshold (RFC 8797's, 1024 bytes
+        /// without private data) instead of v2-01's 4096-byte default (2.3: senders MUST assume it).
+        v2_v1_inline_threshold = "v2-v1-inline-threshold",
+        /// Send a multi-transmission reply's ROPT_XMTCONTs last first (rtrext-03 4.2: in order).
+        v2_group_out_of_order = "v2-group-out-of-order",
+        /// Send a multi-transmission reply's ROPT_XMTCONTs only after answering the next message
+        /// (rtrext-03 4.2: without any intervening message).
+        v2_group_interleaved = "v2-group-interleaved",
+        /// ROPT_XMTCONTs of a multi-transmission reply carry the group's rdma_xid plus one
+        /// (rtrext-03 9.4: must match the initial transmission's).
+        v2_cont_wrong_xid = "v2-cont-wrong-xid",
+        /// Close the connection when Version Two's default inline threshold takes over from
+        /// Version One's (v2-01 5.2: MUST allow the change without a connection loss).
+        v2_negotiation_closes = "v2-negotiation-closes",
+        /// Close the connection when the requester reports a new Receive Buffer Size (v2-01 5.2:
+        /// MUST allow inline thresholds to change without a connection loss).
+        v2_rbsiz_change_closes = "v2-rbsiz-change-closes",
         /// Crash-like: on a Version One call with more than four write chunks, drop the
         /// connection and refuse every later connection (a crashed or wedged server).
         crash_on_many_write_chunks = "crash-on-many-write-chunks",

@@ -3,15 +3,18 @@
 //! with the -01 codes, and the RDMA2_OPTIONAL operations of xcharext-02 and rtrext-03
 //! (profile defaults: rtrext opttypes 5..8, xcharext-02 ids, LSB-first subsets).
 //!
+//! A reply too long for the requester's receive buffers, to a call sent with ROPT_XMTREQ, goes
+//! in a transmission group (ROPT_XMTRESP, then ROPT_XMTCONTs) when the requester reserved
+//! receives for all of its transmissions (rtrext-03 5.2: optxrq_rsbuf).
+//!
 //! Not implemented: sending ROPT_INITXCH / ROPT_REQXCH / ROPT_UPDXCH ourselves, pending
-//! (asynchronous) characteristic changes, data placement in rtrext (a non-empty optxrq_dp
-//! gets RDMA2_ERR_BAD_HEADER; optxrq_rsd is ignored and the reply goes inline), and
-//! multi-transmission responses (every reply is one ROPT_XMTRESP with optxrs_count 1).
+//! (asynchronous) characteristic changes, and data placement in rtrext (a non-empty
+//! optxrq_dp gets RDMA2_ERR_BAD_HEADER; optxrq_rsd is ignored).
 
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::profile::Profile;
-use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtResp};
+use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtCont, XmtResp};
 use rpcrdma_codec::v1;
 use rpcrdma_codec::v2::{Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
 use rpcrdma_codec::xcharext::{self, BkReqSup, Characteristic, RespXch, XcharSubset};
@@ -32,6 +35,12 @@ pub(crate) struct State {
     pub(crate) own_rbsiz: Option<u32>,
     /// A request transmission group being received (rtrext-03 4.2).
     group: Option<Group>,
+    /// Set by the first Version Two message: the version is agreed (v2-01 5.1).
+    negotiated: bool,
+    /// optxrq_rsbuf of the call being served: receives reserved for its reply's group.
+    rsbuf: u32,
+    /// Continuations held back by `v2-group-interleaved`, sent after the next message.
+    deferred: Vec<Vec<u8>>,
 }
 
 #[derive(Debug)]
@@ -40,8 +49,16 @@ struct Group {
     count: u32,
     /// The optxc_xnum expected next (the ROPT_XMTREQ is 0, wire notes R16).
     next: u32,
+    /// The ROPT_XMTREQ's optxrq_rsbuf.
+    rsbuf: u32,
     payload: Vec<u8>,
 }
+
+/// The Version Two default inline threshold (v2-01 2.3).
+const V2_INLINE: usize = 4096;
+
+/// How `v2-negotiation-closes` and `v2-rbsiz-change-closes` end a session.
+const THRESHOLD_CHANGE: Stop = Stop::Unsupported("an inline threshold change (a fault closes the connection)");
 
 fn profile() -> Profile {
     Profile::default()
@@ -49,6 +66,27 @@ fn profile() -> Profile {
 
 /// Handles one Version Two message; Err means the connection is unusable.
 pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
+    if !s.v2.negotiated {
+        s.v2.negotiated = true;
+        // v2-01 5.1: "both peers use the default inline threshold value for RPC-over-RDMA
+        // Version Two connections (4096 bytes)", until xcharext reports another (record).
+        if !s.config.faults.v2_v1_inline_threshold {
+            let v2_inline = (s.config.send_size as usize).min(V2_INLINE);
+            if v2_inline != s.reply_inline && s.config.faults.v2_negotiation_closes {
+                return Err(THRESHOLD_CHANGE);
+            }
+            s.reply_inline = v2_inline;
+        }
+    }
+    let deferred = std::mem::take(&mut s.v2.deferred);
+    let r = handle_one(s, data);
+    for msg in deferred {
+        s.send(&msg, None)?;
+    }
+    r
+}
+
+fn handle_one(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     let xid = u32::from_be_bytes([data[0], data[1], data[2], data[3]]);
     let proc_ = data.get(12..16).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     // RFC 8166 4.2.4 via v2-01 4.2.3: a Responder MUST silently discard RDMA_ERROR.
@@ -196,7 +234,7 @@ fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), Stop
             }
             // 4.1: unknown characteristics "are simply ignored without any error response".
             for c in i.start.characteristics().flatten() {
-                record(s, c);
+                record(s, c)?;
             }
             answer_one_way(s, xid)
         }
@@ -205,7 +243,7 @@ fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), Stop
             if faults.v2_reject_unknown_xchar && unknown(&Ok(c)) {
                 return send_bad_header(s, xid);
             }
-            record(s, c);
+            record(s, c)?;
             answer_one_way(s, xid)
         }
         xcharext::Op::ReqXch(r) => {
@@ -261,12 +299,16 @@ fn answer_one_way(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
 }
 
 /// Applies one of the requester's characteristics (3.1-3.3).
-fn record(s: &mut Session<'_>, c: Characteristic<'_>) {
+fn record(s: &mut Session<'_>, c: Characteristic<'_>) -> Result<(), Stop> {
     if s.config.faults.v2_ignore_xchars {
-        return;
+        return Ok(());
     }
     match c {
         Characteristic::RbSiz(v) => {
+            let before = s.v2.peer_rbsiz.unwrap_or(V2_INLINE as u32);
+            if v != before && s.config.faults.v2_rbsiz_change_closes {
+                return Err(THRESHOLD_CHANGE);
+            }
             s.v2.peer_rbsiz = Some(v);
             s.reply_inline = s.config.send_size.min(v) as usize;
         }
@@ -278,6 +320,7 @@ fn record(s: &mut Session<'_>, c: Characteristic<'_>) {
         Characteristic::Brs(b) => s.v2.peer_brs = Some(b),
         _ => {}
     }
+    Ok(())
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -321,9 +364,10 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
             }
             let part = &payload[..q.pslen as usize];
             if q.count == 1 || s.config.faults.v2_no_continuation {
+                s.v2.rsbuf = q.rsbuf;
                 return s.serve_call(xid, &ChunkLists::default(), false, part, Framing::V2Xmt);
             }
-            s.v2.group = Some(Group { xid, count: q.count, next: 1, payload: part.to_vec() });
+            s.v2.group = Some(Group { xid, count: q.count, next: 1, rsbuf: q.rsbuf, payload: part.to_vec() });
             Ok(())
         }
         rtrext::Op::XmtCont(c) => {
@@ -348,9 +392,64 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
                 s.v2.group = Some(g);
                 return Ok(());
             }
+            s.v2.rsbuf = g.rsbuf;
             s.serve_call(g.xid, &ChunkLists::default(), false, &g.payload, Framing::V2Xmt)
         }
         // We send no backward-direction calls and no groups: nothing to match these to.
         rtrext::Op::XmtResp(_) | rtrext::Op::ReptErr(_) => Ok(()),
     }
+}
+
+/// One transmission of a reply group: its header (ROPT_XMTRESP for number 0, else
+/// ROPT_XMTCONT) with rdma_optdir REPLY (v2-01 4.2.2), then `part`.
+fn transmission(s: &Session<'_>, xid: u32, xnum: u32, count: u32, part: &[u8]) -> Vec<u8> {
+    let types = profile().rtrext_opttypes;
+    let pslen = part.len() as u32;
+    let op = if xnum == 0 {
+        rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count, pslen })
+    } else {
+        // optxc_itype is undocumented (wire notes R14): the initial transmission's opttype.
+        rtrext::Op::XmtCont(XmtCont { xnum, itype: OpKind::XmtResp.opttype(types), pslen })
+    };
+    let dir = if s.config.faults.v2_wrong_direction { MsgType::CALL } else { MsgType::REPLY };
+    let opttype = op.kind().opttype(types);
+    let mut msg = HeaderBuilder::optional(xid, s.grant(), dir, opttype, OptInfo::Rtr(op)).encode_to_vec();
+    msg.extend_from_slice(part);
+    msg
+}
+
+/// Sends `payload`, an RPC reply too long for one Send, as a transmission group (rtrext-03
+/// 4.2, 9.3, 9.4): each transmission fills the requester's receive buffer. False when the
+/// group would need more transmissions than the receives the call reserved (5.2:
+/// "responders will only send multi-transmission responses ... where the number of response
+/// transmissions is less than or equal to buffer reservation count").
+pub(crate) fn send_group(s: &mut Session<'_>, xid: u32, payload: &[u8]) -> Result<bool, Stop> {
+    let limit = s.reply_inline;
+    let first = limit.saturating_sub(transmission(s, xid, 0, 0, &[]).len());
+    let more = limit.saturating_sub(transmission(s, xid, 1, 0, &[]).len());
+    if first == 0 || more == 0 {
+        return Ok(false);
+    }
+    let count = 1 + payload.len().saturating_sub(first).div_ceil(more);
+    if count > s.v2.rsbuf as usize {
+        return Ok(false);
+    }
+    let (head, rest) = payload.split_at(first.min(payload.len()));
+    let head = transmission(s, xid, 0, count as u32, head);
+    let faults = s.config.faults.clone();
+    let cont_xid = if faults.v2_cont_wrong_xid { xid.wrapping_add(1) } else { xid };
+    let mut conts: Vec<Vec<u8>> =
+        rest.chunks(more).enumerate().map(|(i, p)| transmission(s, cont_xid, i as u32 + 1, count as u32, p)).collect();
+    if faults.v2_group_out_of_order {
+        conts.reverse();
+    }
+    s.send(&head, None)?;
+    if faults.v2_group_interleaved {
+        s.v2.deferred = conts;
+        return Ok(true);
+    }
+    for c in conts {
+        s.send(&c, None)?;
+    }
+    Ok(true)
 }

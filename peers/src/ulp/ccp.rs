@@ -18,11 +18,14 @@ pub struct CcpServer {
     pub maxrdmaread: u32,
     /// Fault switch: answer CONF_RDMA with SUCCESS and no results.
     pub empty_reply: bool,
+    /// The requester's maxrdmaread from its last CONF_RDMA: the RDMA Reads we may have active
+    /// against its memory (RFC 5666 6.2).
+    pub peer_maxrdmaread: Option<u32>,
 }
 
 impl Default for CcpServer {
     fn default() -> Self {
-        CcpServer { maxcall_sendsize: 4096, align: 0, maxrdmaread: 16, empty_reply: false }
+        CcpServer { maxcall_sendsize: 4096, align: 0, maxrdmaread: 16, empty_reply: false, peer_maxrdmaread: None }
     }
 }
 
@@ -39,6 +42,7 @@ impl UpperLayer for CcpServer {
                 let Ok(req) = ConfigRdmaReq::decode(&mut Reader::new(args)) else {
                     return UlpOutcome::GarbageArgs;
                 };
+                self.peer_maxrdmaread = Some(req.maxrdmaread);
                 let reply = ConfigRdmaReply {
                     maxcall_sendsize: req.maxcall_sendsize.min(self.maxcall_sendsize),
                     align: self.align,
@@ -48,6 +52,10 @@ impl UpperLayer for CcpServer {
             }
             _ => UlpOutcome::ProcUnavail,
         }
+    }
+
+    fn peer_max_rdma_reads(&self) -> Option<u32> {
+        self.peer_maxrdmaread
     }
 }
 
@@ -97,6 +105,10 @@ impl UpperLayer for Programs {
             .find(|(p, _)| *p == prog)
             .is_some_and(|(_, u)| u.ddp_eligible_arg(prog, vers, proc_, args, offset))
     }
+
+    fn peer_max_rdma_reads(&self) -> Option<u32> {
+        self.programs.iter().find_map(|(_, u)| u.peer_max_rdma_reads())
+    }
 }
 
 #[cfg(test)]
@@ -109,6 +121,10 @@ mod tests {
         let UlpOutcome::Success(r) = CcpServer::default().call(100417, 1, 1, &args) else { panic!() };
         // maxcall_sendsize min(8192, 4096), align 0, maxrdmaread min(4, 16) (RFC 5666 6.2).
         assert_eq!(r.head, [0, 0, 16, 0, 0, 0, 0, 0, 0, 0, 0, 4]);
+        let mut ccp = CcpServer::default();
+        assert_eq!(ccp.peer_max_rdma_reads(), None);
+        ccp.call(100417, 1, 1, &args);
+        assert_eq!(ccp.peer_max_rdma_reads(), Some(4), "the requester's maxrdmaread, kept");
         assert_eq!(CcpServer::default().call(100417, 1, 1, &args[..8]), UlpOutcome::GarbageArgs);
         assert_eq!(CcpServer::default().call(100417, 2, 1, &args), UlpOutcome::ProgMismatch { low: 1, high: 1 });
     }

@@ -107,6 +107,12 @@ pub trait UpperLayer: Send {
     fn ddp_eligible_arg(&self, _prog: u32, _vers: u32, _proc: u32, _args: &[u8], _offset: usize) -> bool {
         false
     }
+
+    /// The RDMA Reads the requester allows active at once, when it said (RFC 5666 6.2: CCP's
+    /// maxrdmaread); None when no upper layer heard it.
+    fn peer_max_rdma_reads(&self) -> Option<u32> {
+        None
+    }
 }
 
 /// Answers procedure 0 (NULL) of any program and version with empty results; any other

@@ -313,7 +313,7 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.6/requester-no-retired-procs",
-            requirement: "Senders MUST NOT send RDMA_MSGP procedures. ... Senders MUST NOT send RDMA_DONE messages. ... A Requester MUST NOT send an RPC-over-RDMA header with the RDMA_ERROR procedure.",
+            requirement: "(4.6.1) Therefore, senders MUST NOT send RDMA_MSGP procedures. ... (4.6.2) Therefore, senders MUST NOT send RDMA_DONE messages. ... (4.2.4) A Requester MUST NOT send an RPC-over-RDMA header with the RDMA_ERROR procedure.",
             key_word: KeyWord::MustNot,
             acceptable: "only RDMA_MSG and RDMA_NOMSG from the requester",
             rationale: "Retired procedures are not interoperable; errors from requesters loop.",
@@ -377,8 +377,8 @@ pub static CHECKS: [ClientCheck; 9] = [
     },
     ClientCheck {
         info: CheckInfo {
-            id: "rfc8797/3.1/requester-inline-threshold",
-            requirement: "To convey an RPC message larger than the receiver's inline threshold without risking receive failure, a sender must use explicit RDMA data transfer operations, which are more expensive than an RDMA Send.",
+            id: "rfc8166/3.5.3/requester-inline-threshold",
+            requirement: "If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself.",
             key_word: KeyWord::Must,
             acceptable: "no receive failure at the responder",
             rationale: "An oversized Send fails the connection.",

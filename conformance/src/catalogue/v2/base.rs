@@ -4,16 +4,16 @@
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
-use rpcrdma_codec::xcharext::{self, ReqXch, XcharSpec, XcharVal};
+use rpcrdma_codec::xcharext::{self, ReqXch, UpdXch, XcharSpec, XcharVal};
 
 use super::{
-    alive_v2, build, expect_no_answer, null_rpc, optional_v2, profile, rpc_reply_ok, start_v2, v2, v2_answer, v2_error,
-    xchar_msg,
+    alive_v2, build, expect_no_answer, negotiate_v2, null_rpc, optional_v2, profile, rpc_reply_ok, start_v2, v2,
+    v2_answer, v2_call, v2_error, v2_lookup, xchar_msg,
 };
-use crate::catalogue::start;
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_WRITE, ROOT_FH};
+use crate::catalogue::{null_round_trip, start};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 
-use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Op};
 
 fn optional_first_message(ctx: &mut Ctx) -> Judged {
@@ -135,21 +135,11 @@ const V2_3_1_INVAL: &str = "When an implementation does not recognize or support
     rdma_opttype field, it MUST send an RPC-over-RDMA message with the rdma_xid field set to the same value as the \
     erroneous message, the rdma_proc field set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.";
 
-/// A Version Two RDMA2_MSG call carrying `call` inline.
-fn v2_call(ctx: &Ctx, call: &rpcrdma_peers::proto::Call) -> Vec<u8> {
-    build(HeaderBuilder::msg(call.xid, ctx.options.credits_requested, MsgType::CALL).payload(&call.rpc_bytes()))
-}
-
 fn inline_4096_call(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let want =
         "a Version Two WRITE call of exactly 4096 bytes, sent inline, answered NFS3_OK with the whole count written";
-    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, nfs3::FILE_SCRATCH));
-    let got = ctx.call(&v2_call(ctx, &call));
-    let (f, h) = v2_answer(&got, call.xid).or_fail("a Version Two LOOKUP reply")?;
-    rpc_reply_ok(f, h, call.xid).or_fail("a Version Two LOOKUP reply")?;
-    let fh = nfs3::lookup_fh(expect::results(f).or_fail("LOOKUP results")?)
-        .ok_or_else(|| Verdict::fail(want, "the LOOKUP of the scratch file failed"))?;
+    let fh = v2_lookup(ctx, nfs3::FILE_SCRATCH)?;
     // The WRITE's data sized so that the whole message, transport header included, is 4096.
     let write = |ctx: &mut Ctx, data: &[u8]| {
         let args = [nfs3::write_args_split(&fh, 0, data), data.to_vec()].concat();
@@ -173,7 +163,96 @@ fn inline_4096_call(ctx: &mut Ctx) -> Judged {
     }
 }
 
-pub(super) const CHECKS: [Check; 9] = [
+/// Bytes of `big` (70000 bytes) inline-4096-reply READs: a reply of more than 1024 bytes and
+/// less than 4096, and one of more than 4096.
+const READ_3000: u32 = 3000;
+const READ_5000: u32 = 5000;
+
+fn inline_4096_reply(ctx: &mut Ctx) -> Judged {
+    // No private data: nothing tells the peer our receive size (for Version One, RFC 8797 5.1
+    // would mean 1024 bytes); Version Two's default is 4096 (v2-01 2.3, 5.1).
+    ctx.connect_with(&[]).or_fail("a connection without private data")?;
+    negotiate_v2(ctx)?;
+    let fh = v2_lookup(ctx, nfs3::FILE_BIG)?;
+    let want = "to calls offering no reply chunk: a Version Two READ reply of more than 1024 and at most 4096 bytes \
+        sent inline (RDMA2_MSG REPLY, NFS3_OK with the 3000 bytes of `big`), and none over 4096 bytes";
+    let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, READ_3000));
+    let got = ctx.call(&v2_call(ctx, &call));
+    let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
+    rpc_reply_ok(f, h, call.xid).or_fail(want)?;
+    let results = expect::results(f).or_fail(want)?;
+    let rr = nfs3::read_result(results).ok_or("READ3 results that do not decode").or_fail(want)?;
+    let data = results.get(rr.data_at..rr.data_at + rr.data_len as usize).unwrap_or_default();
+    let contents = nfs3::file_contents(70_000);
+    if rr.status != nfs3::NFS3_OK || data != &contents[..READ_3000 as usize] {
+        let got = format!("READ3 status {} with {} of the {READ_3000} bytes asked for", rr.status, data.len());
+        return Err(Verdict::fail(want, got));
+    }
+    if !(1025..=4096).contains(&f.len()) {
+        return Err(Verdict::fail(want, format!("a {}-byte reply", f.len())));
+    }
+    let inline = format!("a {}-byte RDMA2_MSG reply, inline, with the data", f.len());
+    // The other side of the same assumption: a reply that does not fit 4096 bytes must not be
+    // sent inline (our receives are 4096 bytes).
+    let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, READ_5000));
+    // Any answer within 4096 bytes, silence or a closed connection (RFC 8166 4.5.4) keeps it.
+    match ctx.call(&v2_call(ctx, &call)) {
+        Received::Nothing(NoMessage::RecvFailed(s)) => {
+            let got = format!("{inline}; but our 4096-byte receive failed ({}) for a 5000-byte READ", s.name());
+            Err(Verdict::fail(want, got))
+        }
+        Received::Message(f) if f.len() > 4096 => {
+            Err(Verdict::fail(want, format!("{inline}; but a {}-byte message for a 5000-byte READ", f.len())))
+        }
+        other => Ok(Verdict::pass(want, format!("{inline}; {} for a 5000-byte READ", other.describe()))),
+    }
+}
+
+/// The Receive Buffer Size threshold-change reports by ROPT_UPDXCH: the receives it posts.
+const RAISED_RBSIZ: u32 = 8192;
+
+fn threshold_change(ctx: &mut Ctx) -> Judged {
+    let want = "the connection kept and every call answered while the inline thresholds change: Version One's 1024 \
+        bytes (no private data), Version Two's 4096 once negotiated, our Receive Buffer Size raised to 8192 by \
+        ROPT_UPDXCH";
+    // Every receive we post is 8192 bytes from the start, so the raise tells the truth
+    // (xcharext-02 3.1).
+    ctx.options.receive_size = RAISED_RBSIZ;
+    ctx.connect_with(&[]).or_fail("a connection without private data")?;
+    null_round_trip(ctx)?;
+    // A connection lost here fails in the negotiation (no Version Two answer).
+    negotiate_v2(ctx)?;
+    let fh = v2_lookup(ctx, nfs3::FILE_BIG)?;
+    let read = |ctx: &mut Ctx, when: &str| -> Result<String, Verdict> {
+        let call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, READ_3000));
+        let got = ctx.call(&v2_call(ctx, &call));
+        let (f, h) = v2_answer(&got, call.xid).map_err(|m| Verdict::fail(want, format!("{when}: {m}")))?;
+        let form = match &h.body {
+            Body::Msg { .. } => "RDMA2_MSG",
+            Body::NoMsg { .. } => "RDMA2_NOMSG",
+            Body::Error(e) => e.body.name(),
+            Body::Optional { .. } => "RDMA2_OPTIONAL",
+        };
+        Ok(format!("{when}: a {}-byte {form}", f.len()))
+    };
+    let first = read(ctx, "READ after the negotiation")?;
+    let xid = ctx.xid();
+    let size = RAISED_RBSIZ.to_be_bytes();
+    let now = XcharVal::new(xcharext::XCHAR_RBSIZ, &size);
+    let _ = ctx.send(&xchar_msg(ctx, xid, xcharext::Op::UpdXch(UpdXch { now, pendclr: false })));
+    let updxch = match ctx.expect_silence() {
+        Received::SILENCE => "ROPT_UPDXCH RBSIZ 8192 taken".to_string(),
+        Received::Message(f) => format!("ROPT_UPDXCH RBSIZ 8192 answered {f}"),
+        other => return Err(Verdict::fail(want, format!("after ROPT_UPDXCH RBSIZ 8192: {}", other.describe()))),
+    };
+    let second = read(ctx, "READ after the update")?;
+    if !alive_v2(ctx) {
+        return Err(Verdict::fail(want, format!("{first}; {updxch}; {second}; then no answer")));
+    }
+    Ok(Verdict::pass(want, format!("{first}; {updxch}; {second}; connection alive")))
+}
+
+pub(super) const CHECKS: [Check; 11] = [
     Check {
         info: CheckInfo {
             id: "v2-01/5.2/optional-first-message",
@@ -263,9 +342,10 @@ pub(super) const CHECKS: [Check; 9] = [
         info: CheckInfo {
             id: "v2-01/4.2.3/bad-header-proc",
             requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the rdma_proc \
-                field ... the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to \
-                ERR_CHUNK.",
+                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the \
+                rdma_proc field ... (RFC 8166 4.5.2) If the rdma_vers field contains a recognized value, but \
+                an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set \
+                the rdma_err value to ERR_CHUNK.",
             key_word: KeyWord::Must,
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid and rdma_vers 2",
             rationale: "rdma_proc 2 (RDMA_MSGP in Version One) has no arm in the Version Two union (wire notes C4).",
@@ -315,5 +395,43 @@ pub(super) const CHECKS: [Check; 9] = [
             broken_by: &[("v2-inline-1024", Outcome::Fail)],
         },
         run: inline_4096_call,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/2.3/inline-4096-reply",
+            requirement: "A mechanism for discovering a peer's preferred inline threshold value may be used to \
+                optimize RDMA Send operations further. In the absense of such a mechanism, senders MUST assume a \
+                receiver's inline threshold is 4096 bytes.",
+            key_word: KeyWord::Must,
+            acceptable: "connected without private data, a Version Two READ of 3000 bytes offering no reply chunk \
+                answered by an inline RDMA2_MSG reply of 1025 to 4096 bytes, NFS3_OK with the data; then a READ of \
+                5000 bytes not answered inline: an RDMA2_ERROR (no reply chunk to carry it), or no answer, or the \
+                connection closed; unsupported for a Version One peer",
+            rationale: "A Version Two responder that keeps Version One's 1024-byte default cannot send replies a \
+                Version Two requester need not offer a reply chunk for, and refuses them.",
+            groups: &["v2", "inline"],
+            broken_by: &[("v2-v1-inline-threshold", Outcome::Fail), ("ignore-reply-chunk", Outcome::Fail)],
+        },
+        run: inline_4096_reply,
+    },
+    Check {
+        info: CheckInfo {
+            id: "v2-01/5.2/threshold-change",
+            requirement: "Once the negotiation exchange is complete, both peers use the default inline threshold \
+                value for the protocol version that will be used for the remainder of the connection lifetime. To \
+                permit inline threshold values to change during negotiation of protocol version, RPC-over-RDMA \
+                Version Two implementations MUST allow inline threshold values to change without triggering a \
+                connection loss.",
+            key_word: KeyWord::Must,
+            acceptable: "on a connection without private data: a Version One NULL call, then a Version Two one, a \
+                3000-byte Version Two READ, ROPT_UPDXCH raising our Receive Buffer Size to 8192, another READ, and \
+                a Version Two NULL call, each answered (any Version Two answer to the READs) without the connection \
+                lost; unsupported for a Version One peer",
+            rationale: "Thresholds change as the version is agreed and as characteristics are reported; a peer that \
+                drops the connection then can never use them.",
+            groups: &["v2", "xcharext", "inline", "negotiation"],
+            broken_by: &[("v2-negotiation-closes", Outcome::Fail), ("v2-rbsiz-change-closes", Outcome::Fail)],
+        },
+        run: threshold_change,
     },
 ];

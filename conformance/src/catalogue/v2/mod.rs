@@ -18,6 +18,7 @@ use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
 use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::Profile;
 
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, ROOT_FH};
 use rpcrdma_peers::proto::Call;
 
 use super::start;
@@ -26,7 +27,7 @@ use crate::frame::v2::{Body, Header, Op};
 use crate::frame::{Frame, Malformed};
 
 /// Every Version Two check, in run order: the base draft's, then xcharext's, then rtrext's.
-pub static CHECKS: [Check; 22] = join(&base::CHECKS, &xcharext::CHECKS, &rtrext::CHECKS);
+pub static CHECKS: [Check; 26] = join(&base::CHECKS, &xcharext::CHECKS, &rtrext::CHECKS);
 
 /// The three tables end to end.
 const fn join<const A: usize, const B: usize, const C: usize, const N: usize>(
@@ -115,6 +116,12 @@ fn v2_answer(received: &Received, xid: u32) -> Result<(&Frame, &Header), Mismatc
 /// the check (unsupported for a Version One peer).
 fn start_v2(ctx: &mut Ctx) -> Result<Frame, Verdict> {
     start(ctx)?;
+    negotiate_v2(ctx)
+}
+
+/// On a fresh connection, sends a Version Two NULL call (v2-01 5): its reply, or the verdict
+/// that ends the check (unsupported for a Version One peer).
+fn negotiate_v2(ctx: &mut Ctx) -> Result<Frame, Verdict> {
     let xid = ctx.xid();
     let got = ctx.call(&null_v2(ctx, xid));
     let want = "a Version Two reply to a Version Two NULL call, or ERR_VERS leaving out 2 (Version One only)";
@@ -135,6 +142,22 @@ fn start_v2(ctx: &mut Ctx) -> Result<Frame, Verdict> {
         Body::Msg { .. } | Body::NoMsg { .. } => Ok(f.clone()),
         _ => Err(Verdict::fail(want, format!("{h} to the NULL call"))),
     }
+}
+
+/// A Version Two RDMA2_MSG call carrying `call` inline.
+fn v2_call(ctx: &Ctx, call: &Call) -> Vec<u8> {
+    build(HeaderBuilder::msg(call.xid, ctx.options.credits_requested, MsgType::CALL).payload(&call.rpc_bytes()))
+}
+
+/// Looks up `name` in the export root with a Version Two call; the file handle.
+fn v2_lookup(ctx: &mut Ctx, name: &str) -> Result<Vec<u8>, Verdict> {
+    let want = format!("a Version Two LOOKUP of {name:?} answered NFS3_OK");
+    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+    let got = ctx.call(&v2_call(ctx, &call));
+    let (f, h) = v2_answer(&got, call.xid).or_fail(&want)?;
+    rpc_reply_ok(f, h, call.xid).or_fail(&want)?;
+    let results = expect::results(f).or_fail(&want)?;
+    nfs3::lookup_fh(results).ok_or_else(|| Verdict::fail(&want, format!("status {:?}", nfs3::status(results))))
 }
 
 /// A Version Two NULL round trip after a scenario: the connection still serves.
@@ -251,9 +274,9 @@ mod tests {
     fn the_table_keeps_its_order() {
         let ids: Vec<&str> = CHECKS.iter().map(|c| c.info.id).collect();
         assert_eq!(ids.first(), Some(&"v2-01/5.2/optional-first-message"));
-        assert_eq!(ids[9], "xcharext-02/4.1/initxch-silent");
-        assert_eq!(ids[17], "rtrext-03/9.3/xmtreq-answered");
-        assert_eq!(ids.last(), Some(&"rtrext-03/9.4/cont-wrong-xid"));
+        assert_eq!(ids[11], "xcharext-02/4.1/initxch-silent");
+        assert_eq!(ids[19], "rtrext-03/9.3/xmtreq-answered");
+        assert_eq!(ids.last(), Some(&"rtrext-03/9.4/reply-cont-xid"));
     }
 
     // Against a Version One responder the catalogue still makes sense: the probe check

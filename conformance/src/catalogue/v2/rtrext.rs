@@ -1,9 +1,12 @@
-//! rtrext-03: message continuation. A call split over ROPT_XMTREQ and ROPT_XMTCONT, and the
-//! ROPT_REPTERR a responder sends for a continuation out of place.
+//! rtrext-03: message continuation. A call split over ROPT_XMTREQ and ROPT_XMTCONT, the
+//! ROPT_REPTERR a responder sends for a continuation out of place, and the responder's own
+//! transmission groups (in [`group`]).
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, ReptErr, XmtCont, XmtReq};
 use rpcrdma_codec::v2::MsgType;
+
+mod group;
 
 use super::{alive_v2, ending, null_rpc, profile, rpc_reply_ok, rtr_msg, start_v2, supported, v2_answer};
 use crate::engine::{Check, CheckInfo, Ctx, Judged, Mismatch, OrFail, Outcome, Received, Verdict};
@@ -129,7 +132,7 @@ fn cont_wrong_xid(ctx: &mut Ctx) -> Judged {
 
 // ---------------------------------------------------------------------------------------------
 
-pub(super) const CHECKS: [Check; 5] = [
+pub(super) const CHECKS: [Check; 7] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.3/xmtreq-answered",
@@ -164,10 +167,10 @@ pub(super) const CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/cont-without-req",
-            requirement: "In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... (9.5) \
-                OPTRERR_BADCONT indicates that a continuation messages was received when there was no reason to expect \
-                one.",
+            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
+                transmission group and must be received in order without any intervening message. ... \
+                OPTRERR_BADCONT indicates that a continuation messages was received when there was no reason \
+                to expect one.",
             key_word: KeyWord::Must,
             acceptable: "ROPT_REPTERR OPTRERR_BADCONT echoing the rdma_xid, optre_bad = {xid, CALL, 1}, rdma_optdir \
                 REPLY (RDMA2_ERR_INVAL_OPTION: unsupported)",
@@ -180,9 +183,10 @@ pub(super) const CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/wrong-xnum",
-            requirement: "In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... (9.5) \
-                OPTRERR_BADSEQ indicate that a transmission sequence number other than the one expected was received.",
+            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
+                transmission group and must be received in order without any intervening message. ... \
+                OPTRERR_BADSEQ indicate that a transmission sequence number other than the one expected was \
+                received.",
             key_word: KeyWord::Must,
             acceptable: "ROPT_REPTERR OPTRERR_BADSEQ with optri_expect 1 and optri_current 2, optre_bad = {xid, CALL, \
                 2} (RDMA2_ERR_INVAL_OPTION: unsupported)",
@@ -207,4 +211,6 @@ pub(super) const CHECKS: [Check; 5] = [
         },
         run: cont_wrong_xid,
     },
+    group::CHECKS[0],
+    group::CHECKS[1],
 ];

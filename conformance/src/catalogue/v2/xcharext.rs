@@ -192,11 +192,11 @@ pub(super) const CHECKS: [Check; 8] = [
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.1/initxch-silent",
-            requirement: "Support for all of the operations above is OPTIONAL.  RPC-over-RDMA Version Two \
-                implementations that receive an operation that is not supported MUST respond with RDMA_ERROR message \
-                with an error code of RDMA_ERR_INVAL_OPTION ... (4.1) Those receiving an ROPT_INITXCH may encounter \
-                characteristics that they do not support or are unaware of.  In such cases, these characteristics are \
-                simply ignored without any error response being generated.",
+            requirement: "(4) Support for all of the operations above is OPTIONAL. RPC-over-RDMA Version Two \
+                implementations that receive an operation that is not supported MUST respond with RDMA_ERROR \
+                message with an error code of RDMA_ERR_INVAL_OPTION ... Those receiving an ROPT_INITXCH may \
+                encounter characteristics that they do not support or are unaware of. In such cases, these \
+                characteristics are simply ignored without any error response being generated.",
             key_word: KeyWord::Must,
             acceptable: "no answer to ROPT_INITXCH and the connection still serving (RDMA2_ERR_INVAL_OPTION: \
                 unsupported)",
@@ -289,8 +289,9 @@ pub(super) const CHECKS: [Check; 8] = [
         info: CheckInfo {
             id: "xcharext-02/2.1/invalid-known-value",
             requirement: "In cases in which the xcharid specified by xchv_which is understood by the receiver, the \
-                receiver also MUST report an XDR error if either of the following occur: The nominally opaque data \
-                within xchv_data is not valid when interpreted using the characteristic-associated typedef.",
+                receiver also MUST report an XDR error if either of the following occur: ... The nominally \
+                opaque data within xchv_data is not valid when interpreted using the \
+                characteristic-associated typedef.",
             key_word: KeyWord::Must,
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid for XCHAR_REQREMINV with the bool \
                 value 2",
