@@ -125,3 +125,21 @@ fn sigint_ends_the_run_with_the_report_written() {
 fn sigterm_ends_the_run_with_the_report_written() {
     signalled("TERM", 143);
 }
+
+/// The reproducers of real findings kept in the repository are reproducer files `replay`
+/// reads, and the reference responder has none of those bugs.
+#[test]
+fn the_findings_in_the_repository_replay_and_not_against_the_reference_responder() {
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../docs/findings");
+    let mut n = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "json") {
+            let out = harness().arg("replay").arg(&path).assert().code(0);
+            let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+            assert!(text.contains("NOT REPRODUCED"), "{}: {text}", path.display());
+            n += 1;
+        }
+    }
+    assert!(n >= 1, "no reproducer in {}", dir.display());
+}
