@@ -6,6 +6,7 @@
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::check::{Role, Violations};
+use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{Body, Message};
 use rpcrdma_codec::Profile;
 use rpcrdma_peers::transport::{Access, Connector, Region, RemoteOp};
@@ -123,7 +124,8 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         let bytes = w.bind(&bound);
         let regs: Vec<Region> = mine.iter().map(|(r, _)| *r).collect();
         granted.push(advertised(&bytes, &regs));
-        obs.well_formed.push(well_formed(&bytes, &regs, peer_receive.receive_size() as usize));
+        let contents: Vec<&[u8]> = w.regions.iter().map(|r| r.contents.as_slice()).collect();
+        obs.well_formed.push(well_formed(&bytes, &regs, &contents, peer_receive.receive_size() as usize));
         xids.push(bytes.get(0..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])));
         regions.push(mine);
         if ctx.send(&bytes).is_err() {
@@ -241,9 +243,12 @@ fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing) -> bool {
 
 /// Whether `bytes` is a call a faithful responder must answer without dropping the
 /// connection: Version One RDMA_MSG or RDMA_NOMSG that decodes, breaks no RFC 8166 rule,
-/// fits the peer's receive buffer, and whose every segment lies inside a region we
-/// registered for it.
-pub fn well_formed(bytes: &[u8], regions: &[Region], peer_receive: usize) -> bool {
+/// fits the peer's receive buffer, whose every segment lies inside a region we registered
+/// for it (`contents[i]` is what region `i` holds), and which carries an RPC call with the
+/// transport header's XID: inline for RDMA_MSG, in a position-zero read chunk for
+/// RDMA_NOMSG (RFC 8166 3.5.3). A message whose RPC part is no call may be dropped
+/// (RFC 5531 9 answers calls only).
+pub fn well_formed(bytes: &[u8], regions: &[Region], contents: &[&[u8]], peer_receive: usize) -> bool {
     if bytes.len() > peer_receive {
         return false;
     }
@@ -261,9 +266,37 @@ pub fn well_formed(bytes: &[u8], regions: &[Region], peer_receive: usize) -> boo
             .iter()
             .any(|r| r.handle == h && off >= r.offset && off.saturating_add(len as u64) <= r.offset + r.length as u64)
     };
-    chunks.reads.segments().all(|s| inside(s.target.handle, s.target.offset, s.target.length))
+    let segments_inside = chunks.reads.segments().all(|s| inside(s.target.handle, s.target.offset, s.target.length))
         && chunks.writes.chunks().flat_map(|c| c.segments()).all(|s| inside(s.handle, s.offset, s.length))
-        && chunks.reply.iter().flat_map(|c| c.segments()).all(|s| inside(s.handle, s.offset, s.length))
+        && chunks.reply.iter().flat_map(|c| c.segments()).all(|s| inside(s.handle, s.offset, s.length));
+    if !segments_inside {
+        return false;
+    }
+    let position_zero = || chunks.reads.segments().filter(|s| s.position == 0);
+    let call: Vec<u8> = match m.header.body {
+        // A position-zero chunk in RDMA_MSG would put data before the inline RPC header.
+        Body::Msg(_) if position_zero().count() > 0 => return false,
+        Body::Msg(_) => m.payload.to_vec(),
+        _ => {
+            let mut call = Vec::new();
+            for s in position_zero() {
+                let t = s.target;
+                let Some((r, c)) = regions.iter().zip(contents).find(|(r, _)| r.handle == t.handle) else {
+                    return false;
+                };
+                let from = (t.offset - r.offset) as usize;
+                match c.get(from..from + t.length as usize) {
+                    Some(b) => call.extend_from_slice(b),
+                    None => return false,
+                }
+            }
+            call
+        }
+    };
+    matches!(
+        RpcMessage::decode(&call),
+        Ok(RpcMessage { header: RpcHeader::Call(c), .. }) if c.xid == m.header.xid
+    )
 }
 
 /// The ranges of one region a message's bytes grant the peer.
@@ -300,4 +333,53 @@ fn advertised(bytes: &[u8], regions: &[Region]) -> Vec<Grant> {
         grant(s, true);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpcrdma_codec::chunk::{ReadSegment, Segment};
+    use rpcrdma_codec::rpc::CallHeader;
+    use rpcrdma_codec::v1::HeaderBuilder;
+    use rpcrdma_codec::xdr::Encode;
+
+    const XID: u32 = 0x0001_0002;
+    const REGION: Region = Region { handle: 0x77, offset: 0x1000, length: 64 };
+
+    /// An NFSv3 NULL call's RPC header, with `xid`.
+    fn null_call(xid: u32) -> Vec<u8> {
+        CallHeader::new(xid, 100003, 3, 0).encode_to_vec()
+    }
+
+    /// RDMA_NOMSG whose call is in a position-zero read chunk holding `call` at offset 8 of
+    /// the region.
+    fn nomsg_with(call: &[u8]) -> (Vec<u8>, Vec<u8>) {
+        let mut contents = vec![0xc5; 64];
+        contents[8..8 + call.len()].copy_from_slice(call);
+        let seg =
+            [ReadSegment { position: 0, target: Segment::new(REGION.handle, call.len() as u32, REGION.offset + 8) }];
+        (HeaderBuilder::nomsg(XID, 32).read_list(&seg).encode_to_vec(), contents)
+    }
+
+    #[test]
+    fn a_position_zero_chunk_must_hold_a_call_with_the_transport_xid() {
+        let (bytes, contents) = nomsg_with(&null_call(XID));
+        assert!(well_formed(&bytes, &[REGION], &[&contents], 4096));
+        // The 6.1 false finding: the chunk held filler, no RPC call; a server may drop it.
+        let (bytes, contents) = nomsg_with(&[0xc5; 40]);
+        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096));
+        let (bytes, contents) = nomsg_with(&null_call(XID + 1));
+        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096));
+    }
+
+    #[test]
+    fn rdma_msg_needs_an_inline_call_and_no_position_zero_chunk() {
+        let header = HeaderBuilder::msg(XID, 32).encode_to_vec();
+        assert!(well_formed(&[header.clone(), null_call(XID)].concat(), &[], &[], 4096));
+        assert!(!well_formed(&[header, vec![0xc5; 40]].concat(), &[], &[], 4096));
+        // The 7.3 WARN case: a position-zero chunk in RDMA_MSG, before an inline call.
+        let seg = [ReadSegment { position: 0, target: Segment::new(REGION.handle, 4, REGION.offset) }];
+        let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
+        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096));
+    }
 }
