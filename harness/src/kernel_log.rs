@@ -7,7 +7,7 @@ use std::fs::File;
 use std::io::{ErrorKind, Read, Seek, SeekFrom};
 use std::path::Path;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// Lines kept between two drains; older ones are dropped (a flood must not grow memory).
 const MAX_PENDING: usize = 4096;
@@ -15,7 +15,8 @@ const MAX_PENDING: usize = 4096;
 /// A kernel log followed by a background thread.
 #[derive(Debug, Clone)]
 pub struct KernelLog {
-    pending: Arc<Mutex<Vec<String>>>,
+    /// Each line with when it was read.
+    pending: Arc<Mutex<Vec<(Instant, String)>>>,
 }
 
 impl KernelLog {
@@ -32,12 +33,17 @@ impl KernelLog {
     /// The lines logged since the last drain. It waits a moment first, so a report the case
     /// provoked is not left for the next case.
     pub fn drain(&self) -> Vec<String> {
+        self.drain_timed().into_iter().map(|(_, l)| l).collect()
+    }
+
+    /// As [`KernelLog::drain`], each line with when it was read.
+    pub fn drain_timed(&self) -> Vec<(Instant, String)> {
         std::thread::sleep(Duration::from_millis(10));
         std::mem::take(&mut *self.pending.lock().unwrap_or_else(|e| e.into_inner()))
     }
 }
 
-fn follow(mut file: File, sink: &Mutex<Vec<String>>) {
+fn follow(mut file: File, sink: &Mutex<Vec<(Instant, String)>>) {
     // A /dev/kmsg read returns one whole record and needs room for it (at most 8 KiB).
     let mut buf = vec![0u8; 8192];
     let mut partial = String::new();
@@ -54,7 +60,7 @@ fn follow(mut file: File, sink: &Mutex<Vec<String>>) {
                         if p.len() >= MAX_PENDING {
                             p.remove(0);
                         }
-                        p.push(text.to_string());
+                        p.push((Instant::now(), text.to_string()));
                     }
                 }
             }

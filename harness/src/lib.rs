@@ -17,6 +17,7 @@ pub mod replay;
 pub mod report;
 pub mod run;
 pub mod serve;
+pub mod serve_fuzz;
 pub mod signals;
 pub mod text;
 pub mod vectors_cmd;

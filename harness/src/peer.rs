@@ -70,6 +70,7 @@ pub fn serve(
     addr: &str,
     grant: u32,
     scenarios: &[Scenario],
+    reply_fuzz: Option<std::sync::Arc<rpcrdma_peers::responder::ReplyFuzz>>,
     idle: Duration,
     max_time: Duration,
     interrupt: &std::sync::atomic::AtomicBool,
@@ -87,7 +88,9 @@ pub fn serve(
         let mut at = ip;
         at.set_port(port + i as u16);
         let listener = VerbsListener::bind(at).map_err(PeerError::Environment)?;
-        let config = Config { credits: grant, observer: Some(log.clone()), scenario, ..Config::default() };
+        // Only the plain responder fuzzes (`serve --fuzz` plays no scenario).
+        let reply_fuzz = if scenario.is_none() { reply_fuzz.clone() } else { None };
+        let config = Config { credits: grant, observer: Some(log.clone()), scenario, reply_fuzz, ..Config::default() };
         match scenario {
             None => crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr()),
             Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),

@@ -17,7 +17,7 @@ use rpcrdma_peers::responder::Config;
 use crate::output::plural;
 use crate::report::{self, Metadata, Run};
 use crate::run::{exit_status, load_profile, TextArgs, EXIT_USAGE};
-use crate::{signals, textln};
+use crate::{serve_fuzz, signals, textln};
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -51,6 +51,8 @@ pub struct ServeArgs {
     outputs: report::Outputs,
     #[command(flatten)]
     text: TextArgs,
+    #[command(flatten)]
+    fuzz: crate::serve_fuzz::FuzzArgs,
 }
 
 /// The client checks the selectors name, in catalogue order (all when none is given); an
@@ -65,13 +67,21 @@ pub fn select(selectors: &[String]) -> Result<Vec<&'static ClientCheck>, String>
 
 /// The embedded reference requester's workload, once plainly (when a passive check is
 /// selected) and once per scenario the checks need, each on a reference responder of its own.
-fn self_test(grant: u32, checks: &[&'static ClientCheck]) -> Vec<ObservedConnection> {
+fn self_test(
+    grant: u32,
+    checks: &[&'static ClientCheck],
+    fuzz: Option<&serve_fuzz::Session>,
+) -> Vec<ObservedConnection> {
     let config = Config {
         credits: grant,
         receive_window: Some(grant.max(64)),
         handle_delay: Duration::from_millis(20),
+        reply_fuzz: fuzz.map(|s| s.mutator.clone()),
         ..Config::default()
     };
+    if let Some(session) = fuzz {
+        return fuzz_self_test(&config, session);
+    }
     let mut runs = Vec::new();
     if checks.iter().any(|c| c.scenario.is_none()) {
         runs.push(None);
@@ -84,6 +94,31 @@ fn self_test(grant: u32, checks: &[&'static ClientCheck]) -> Vec<ObservedConnect
     }
     observed
 }
+
+/// The reference requester's workload, [`FUZZ_WORKLOADS`] times one after the other (a
+/// mutated reply ends a workload early), on the session's clock.
+fn fuzz_self_test(config: &Config, session: &serve_fuzz::Session) -> Vec<ObservedConnection> {
+    let mut all = Vec::new();
+    for _ in 0..FUZZ_WORKLOADS {
+        if signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let offset = session.elapsed();
+        // A discarded reply costs a timeout: short ones, the embedded responder answers in
+        // microseconds.
+        let options = RequesterOptions { timeout: Duration::from_millis(150), ..RequesterOptions::default() };
+        let (observed, _) = observed_workloads(config, &[None], &options, &RequesterFaults::default());
+        all.extend(observed.into_iter().map(|mut c| {
+            c.events.iter_mut().for_each(|(t, _)| *t += offset);
+            c.wire.iter_mut().for_each(|(t, _)| *t += offset);
+            c
+        }));
+    }
+    all
+}
+
+/// Workloads of the reference requester under `serve --self-test --fuzz`.
+const FUZZ_WORKLOADS: usize = 12;
 
 pub fn run(args: ServeArgs) -> i32 {
     let profile = match load_profile(args.expect.as_deref()) {
@@ -101,6 +136,10 @@ pub fn run(args: ServeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
+    if args.fuzz.fuzz && (args.outputs.junit.is_some() || args.outputs.pcap.is_some()) {
+        crate::errln!("error: serve --fuzz writes its own report (--json); --junit and --pcap judge the catalogue");
+        return EXIT_USAGE;
+    }
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
     crate::output::reconfigure();
     let quiet = args.text.quiet;
@@ -110,6 +149,14 @@ pub fn run(args: ServeArgs) -> i32 {
             crate::errln!("error: {e}");
             return EXIT_USAGE;
         }
+    };
+    let session = if args.fuzz.fuzz {
+        match serve_fuzz::Session::start(&args.fuzz) {
+            Ok(s) => Some(s),
+            Err(code) => return code,
+        }
+    } else {
+        None
     };
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
@@ -121,11 +168,16 @@ pub fn run(args: ServeArgs) -> i32 {
         textln!("rpcrdma-harness {} serving {what} (grant {})", report::VERSION, args.grant);
     }
     let (observed, peer, transport) = if args.self_test {
-        (self_test(args.grant, &checks), "embedded reference requester".to_string(), "emulated".to_string())
+        (
+            self_test(args.grant, &checks, session.as_ref()),
+            "embedded reference requester".to_string(),
+            "emulated".to_string(),
+        )
     } else {
         let addr = args.listen.as_deref().unwrap_or_default();
-        let scenarios = client::scenarios_of(checks.iter().copied());
-        match crate::peer::serve(addr, args.grant, &scenarios, args.idle, args.max_time, &signals::INTERRUPT) {
+        let scenarios = if session.is_some() { Vec::new() } else { client::scenarios_of(checks.iter().copied()) };
+        let mutator = session.as_ref().map(|s| s.mutator.clone());
+        match crate::peer::serve(addr, args.grant, &scenarios, mutator, args.idle, args.max_time, &signals::INTERRUPT) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 crate::errln!("error: {e}");
@@ -139,6 +191,9 @@ pub fn run(args: ServeArgs) -> i32 {
             plural(observed.len(), "connection", "connections"),
             plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
         );
+    }
+    if let Some(s) = &session {
+        return serve_fuzz::finish(s, &args.fuzz, &observed, profile.as_ref(), outputs.json.as_mut());
     }
     let results = client::judge(&checks, &observed);
     let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();

@@ -17,6 +17,7 @@ pub mod observe;
 pub mod proto;
 pub mod requester;
 pub mod responder;
+pub mod rng;
 pub mod switches;
 pub mod transport;
 pub mod ulp;

@@ -15,7 +15,7 @@ pub mod kernel_log;
 pub mod minimise;
 pub mod mutate;
 pub mod reproducer;
-pub mod rng;
+pub use rpcrdma_peers::rng;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -198,7 +198,7 @@ impl Outputs {
     }
 }
 
-fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
+pub(crate) fn write_sink(sink: &mut Sink, bytes: &[u8]) -> bool {
     match sink {
         Sink::Stdout => {
             crate::output::stdout_str(&String::from_utf8_lossy(bytes));

@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::{Faults, Scenario};
+use super::{Faults, ReplyFuzz, Scenario};
 use crate::observe;
 
 /// Settings of the reference responder.
@@ -32,6 +32,8 @@ pub struct Config {
     pub handle_delay: Duration,
     /// A `serve` scenario: replace the reply to one chosen call, once per responder.
     pub scenario: Option<Scenario>,
+    /// `serve --fuzz`: replace some replies with mutated copies.
+    pub reply_fuzz: Option<Arc<ReplyFuzz>>,
 }
 
 impl Default for Config {
@@ -48,6 +50,7 @@ impl Default for Config {
             receive_window: None,
             handle_delay: Duration::ZERO,
             scenario: None,
+            reply_fuzz: None,
         }
     }
 }

@@ -259,6 +259,22 @@ impl Faults {
     }
 }
 
+/// Whether a Version One RDMA_MSG / RDMA_NOMSG's first write chunk claims more than
+/// [`CRASH_SEGMENT_COUNT`] segments: the raw read a careless parser does before
+/// checking the count against the bytes there are (`crash-on-huge-segment-count`).
+pub(super) fn claims_huge_segment_count(data: &[u8]) -> bool {
+    let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+    if !matches!(word(12), Some(0 | 1)) {
+        return false;
+    }
+    let mut p = 16;
+    while word(p) == Some(1) {
+        p += 24;
+    }
+    p += 4;
+    word(p) == Some(1) && word(p + 4).is_some_and(|count| count > CRASH_SEGMENT_COUNT)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

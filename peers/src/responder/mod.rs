@@ -6,6 +6,7 @@
 mod call;
 mod config;
 pub mod faults;
+pub mod reply_fuzz;
 pub mod script;
 mod stop;
 pub mod v2;
@@ -25,6 +26,7 @@ use rpcrdma_codec::Profile;
 use config::receive_buffer;
 pub use config::Config;
 pub use faults::Faults;
+pub use reply_fuzz::ReplyFuzz;
 pub use script::Scenario;
 pub(crate) use stop::Stop;
 
@@ -361,6 +363,13 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
+        if let Some(fuzz) = &self.config.reply_fuzz {
+            if let Some((mutated, how)) = fuzz.mutate(msg) {
+                let xid = msg.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+                self.observe(observe::Observed::Mutated { how: how.name(), xid });
+                return self.transmit(&mutated, None);
+            }
+        }
         if let (Some(scenario), Some(xid)) = (self.config.scenario, self.target) {
             if msg.get(..4) == Some(&xid.to_be_bytes()[..]) {
                 self.target = None;
@@ -428,7 +437,7 @@ impl<'a> Session<'a> {
             // RFC 8166 4.5.1.
             return if self.config.faults.ignore_bad_version { Ok(()) } else { self.send_err_vers(&fixed) };
         }
-        if self.config.faults.crash_on_huge_segment_count && claims_huge_segment_count(data) {
+        if self.config.faults.crash_on_huge_segment_count && faults::claims_huge_segment_count(data) {
             self.down.store(true, Ordering::SeqCst);
             return Err(Stop::Unsupported("a segment count (crash-like fault)"));
         }
@@ -480,20 +489,4 @@ impl<'a> Session<'a> {
             Framing::V2 | Framing::V2Xmt => v2::send_bad_header(self, xid),
         }
     }
-}
-
-/// Whether a Version One RDMA_MSG / RDMA_NOMSG's first write chunk claims more than
-/// [`faults::CRASH_SEGMENT_COUNT`] segments: the raw read a careless parser does before
-/// checking the count against the bytes there are (`crash-on-huge-segment-count`).
-fn claims_huge_segment_count(data: &[u8]) -> bool {
-    let word = |at: usize| data.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-    if !matches!(word(12), Some(0 | 1)) {
-        return false;
-    }
-    let mut p = 16;
-    while word(p) == Some(1) {
-        p += 24;
-    }
-    p += 4;
-    word(p) == Some(1) && word(p + 4).is_some_and(|count| count > faults::CRASH_SEGMENT_COUNT)
 }

@@ -8,72 +8,25 @@
 //! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
 
 pub mod scenarios;
+mod served;
+
+pub use served::{transcript, Seen, Served};
 
 use std::time::Duration;
 
-use rpcrdma_codec::check::{rules, KeyWord, Role, Rule};
+use rpcrdma_codec::check::{rules, KeyWord, Rule};
 use rpcrdma_codec::private_data::{self, Lookup};
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_codec::Profile;
 
-use rpcrdma_peers::observe::{Observed, ObservedConnection, WireNote};
+use rpcrdma_peers::observe::ObservedConnection;
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_READDIRPLUS, NFS_PROGRAM};
 use rpcrdma_peers::responder::Scenario;
-use rpcrdma_peers::transport::{RemoteOp, WcStatus};
 
-use crate::engine::ctx::hex;
-use crate::engine::{
-    CheckInfo, CheckResult, CmExchange, Direction, Judged, Outcome, RdmaOp, TranscriptEntry, Verdict, Wire,
-};
+use crate::engine::{CheckInfo, CheckResult, Judged, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
 use crate::frame::Frame;
-
-/// One thing that happened on a served connection, decoded.
-#[derive(Debug, Clone)]
-pub enum Seen {
-    /// A message the requester sent.
-    Call(Frame),
-    /// A message we sent back.
-    Reply(Frame),
-    /// A receive failed (the requester's Send overran our buffer, ...).
-    ReceiveFailed(WcStatus),
-    /// The connection ended.
-    Closed,
-    /// The responder stopped serving the connection, and why.
-    Stopped(String),
-    /// The scenario replaced our reply to the call `xid` (with the next `Reply`).
-    Injected { scenario: &'static str, xid: u32 },
-}
-
-/// A served connection as the client checks see it.
-#[derive(Debug, Clone)]
-pub struct Served<'o> {
-    pub conn: &'o ObservedConnection,
-    pub events: Vec<(Duration, Seen)>,
-}
-
-impl<'o> Served<'o> {
-    /// Decodes every message of `conn` once.
-    pub fn of(conn: &'o ObservedConnection) -> Self {
-        let events = conn
-            .events
-            .iter()
-            .map(|(at, e)| {
-                let seen = match e {
-                    Observed::FromRequester(b) => Seen::Call(Frame::decode(b.clone(), None, Role::Call)),
-                    Observed::ToRequester(b) => Seen::Reply(Frame::decode(b.clone(), None, Role::Reply)),
-                    Observed::ReceiveFailed(s) => Seen::ReceiveFailed(*s),
-                    Observed::Closed => Seen::Closed,
-                    Observed::Stopped(why) => Seen::Stopped(why.clone()),
-                    Observed::Injected { scenario, xid } => Seen::Injected { scenario, xid: *xid },
-                };
-                (*at, seen)
-            })
-            .collect();
-        Served { conn, events }
-    }
-}
 
 /// A check over observed requester behaviour.
 #[derive(Debug, Clone, Copy)]
@@ -415,69 +368,6 @@ pub static CHECKS: [ClientCheck; 9] = [
         judge: reply_chunk_when_needed,
     },
 ];
-
-/// The whole observed conversation as a transcript, from the responder's side: each
-/// connection's CM exchange with both private datas, the requester's calls, our RDMA Reads and
-/// Writes, our replies (by Send With Invalidate where we invalidated), and what else happened.
-pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
-    let mut out = Vec::new();
-    let entry = |direction, at, summary, bytes, wire| TranscriptEntry { direction, at, summary, bytes, wire };
-    for s in served {
-        let c = s.conn;
-        let at = s.events.first().map_or(Duration::ZERO, |(at, _)| *at);
-        let cm = CmExchange {
-            we_are_active: false,
-            req: c.private_data.clone(),
-            rep: Some(c.responder_private_data.clone()),
-        };
-        let summary = format!("requester connected with private data {}", hex(&c.private_data));
-        out.push(entry(Direction::Event, at, summary, Vec::new(), Wire::Connect(cm)));
-        // A note is recorded before the message it precedes: on a tie it comes first.
-        let mut notes = c.wire.iter().peekable();
-        let mut invalidate = None;
-        for (at, e) in &s.events {
-            while let Some((t, note)) = notes.next_if(|(t, _)| t <= at) {
-                let (op, handle, offset, data) = match note {
-                    WireNote::Invalidate(k) => {
-                        invalidate = Some(*k);
-                        continue;
-                    }
-                    WireNote::Read { handle, offset, data } => (RemoteOp::Read, handle, offset, data),
-                    WireNote::Write { handle, offset, data } => (RemoteOp::Write, handle, offset, data),
-                };
-                let o = RdmaOp {
-                    op,
-                    by_us: true,
-                    handle: *handle,
-                    offset: *offset,
-                    data: data.clone(),
-                    reconstructed: false,
-                };
-                out.push(entry(Direction::Event, *t, o.describe(), Vec::new(), Wire::Rdma(o)));
-            }
-            let (direction, summary, bytes, wire) = match e {
-                Seen::Call(f) => (Direction::Received, f.to_string(), f.bytes().to_vec(), Wire::Plain),
-                Seen::Reply(f) => {
-                    let wire = invalidate.take().map_or(Wire::Plain, Wire::SendWithInvalidate);
-                    (Direction::Sent, f.to_string(), f.bytes().to_vec(), wire)
-                }
-                Seen::ReceiveFailed(s) => {
-                    (Direction::Event, format!("receive failed: {}", s.name()), Vec::new(), Wire::Plain)
-                }
-                Seen::Closed => (Direction::Event, "connection closed".into(), Vec::new(), Wire::Plain),
-                Seen::Stopped(why) => {
-                    (Direction::Event, format!("the responder stopped: {why}"), Vec::new(), Wire::Plain)
-                }
-                Seen::Injected { scenario, xid } => {
-                    let what = format!("scenario {scenario}: the next message replaces our reply to {xid:#010x}");
-                    (Direction::Event, what, Vec::new(), Wire::Plain)
-                }
-            };
-            out.push(entry(direction, *at, summary, bytes, wire));
-        }
-    }
-    out
-}
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {

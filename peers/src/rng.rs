@@ -1,5 +1,6 @@
-//! The fuzzer's deterministic random source: SplitMix64, so a seed names a run exactly on
-//! every platform (no dependency whose stream could change under us).
+//! The fuzzers' deterministic random source (the judge's fuzzer and `serve --fuzz`):
+//! SplitMix64, so a seed names a run exactly on every platform (no dependency whose stream
+//! could change under us).
 
 /// A SplitMix64 generator.
 #[derive(Debug, Clone)]

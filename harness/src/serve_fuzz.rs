@@ -1,0 +1,265 @@
+//! `serve --fuzz`: the responder answers a real requester (or the embedded one) and replaces
+//! one reply in N with a mutated copy (`rpcrdma_peers::responder::reply_fuzz`), while the
+//! requester's kernel log is followed. What it finds: a kernel bug report (WARN, BUG, oops,
+//! KASAN, hung task) after a mutated reply, kept with that reply and the call it answered.
+//! The client catalogue is not judged meanwhile: its checks assume faithful replies.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use clap::Args;
+use rpcrdma_conformance::expectations::Expectations;
+use rpcrdma_conformance::fuzz::kernel_log::{report_signature, CONTEXT_LINES};
+use rpcrdma_peers::observe::{Observed, ObservedConnection};
+use rpcrdma_peers::responder::ReplyFuzz;
+use serde_json::json;
+
+use crate::kernel_log::KernelLog;
+use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::textln;
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct FuzzArgs {
+    /// Mutate replies (one in `--fuzz-one-in`) instead of judging the client catalogue:
+    /// truncated, wrong version, procedure, credit or XID, chunk lists broken, bits flipped.
+    #[arg(long)]
+    pub fuzz: bool,
+    /// The seed of the mutations; from the clock by default, and printed.
+    #[arg(long, value_name = "S", requires = "fuzz")]
+    pub seed: Option<u64>,
+    /// Mutate one reply in N (at least 1).
+    #[arg(long, value_name = "N", default_value_t = 3, requires = "fuzz")]
+    pub fuzz_one_in: u32,
+    /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): a bug report
+    /// after a mutated reply is a finding.
+    #[arg(long, value_name = "FILE", requires = "fuzz")]
+    pub kernel_log: Option<PathBuf>,
+    /// Where finding files go.
+    #[arg(long, value_name = "DIR", default_value = "serve-fuzz-findings", requires = "fuzz")]
+    pub out: PathBuf,
+}
+
+/// A fuzzing session under way: the mutator the responders share and the kernel log.
+pub struct Session {
+    pub seed: u64,
+    pub mutator: Arc<ReplyFuzz>,
+    log: Option<KernelLog>,
+    started: Instant,
+}
+
+impl Session {
+    /// Sets up the session; Err(exit code) after saying why not.
+    pub fn start(args: &FuzzArgs) -> Result<Session, i32> {
+        let seed = args.seed.unwrap_or_else(|| {
+            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
+        });
+        let log = match &args.kernel_log {
+            None => None,
+            Some(p) => match KernelLog::follow(p) {
+                Ok(l) => Some(l),
+                Err(e) => {
+                    crate::errln!("error: --kernel-log {}: {e}", p.display());
+                    return Err(EXIT_USAGE);
+                }
+            },
+        };
+        if let Err(e) = std::fs::create_dir_all(&args.out) {
+            crate::errln!("error: --out {}: {e}", args.out.display());
+            return Err(EXIT_USAGE);
+        }
+        let mutator = Arc::new(ReplyFuzz::new(seed, args.fuzz_one_in));
+        Ok(Session { seed, mutator, log, started: Instant::now() })
+    }
+
+    /// Time since the session started (the clock of findings).
+    pub fn elapsed(&self) -> Duration {
+        self.started.elapsed()
+    }
+}
+
+/// One mutated reply: when, how, the call it answered and what was sent instead.
+#[derive(Debug, Clone)]
+struct Mutation {
+    at: Duration,
+    how: &'static str,
+    xid: u32,
+    call: Vec<u8>,
+    reply: Vec<u8>,
+}
+
+fn mutations(observed: &[ObservedConnection]) -> Vec<Mutation> {
+    let mut out = Vec::new();
+    for c in observed {
+        for (i, (at, e)) in c.events.iter().enumerate() {
+            let Observed::Mutated { how, xid } = e else { continue };
+            let reply = c.events[i + 1..].iter().find_map(|(_, e)| match e {
+                Observed::ToRequester(b) => Some(b.clone()),
+                _ => None,
+            });
+            let call = c.events[..i].iter().rev().find_map(|(_, e)| match e {
+                Observed::FromRequester(b) if b.get(..4) == Some(&xid.to_be_bytes()[..]) => Some(b.clone()),
+                _ => None,
+            });
+            out.push(Mutation {
+                at: *at,
+                how,
+                xid: *xid,
+                call: call.unwrap_or_default(),
+                reply: reply.unwrap_or_default(),
+            });
+        }
+    }
+    out.sort_by_key(|m| m.at);
+    out
+}
+
+/// A kernel report: its signature, the lines, and the mutation that came last before it.
+struct Finding {
+    kind: String,
+    lines: Vec<String>,
+    after: Option<Mutation>,
+    known: Option<String>,
+}
+
+fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Expectations>) -> Vec<Finding> {
+    let mut out: Vec<Finding> = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let (at, line) = &lines[i];
+        let Some(sig) = report_signature(line) else {
+            i += 1;
+            continue;
+        };
+        let end = (i + 1 + CONTEXT_LINES).min(lines.len());
+        let kind = format!("kernel-report: {sig}");
+        if !out.iter().any(|f| f.kind == kind) {
+            let after = muts.iter().rev().find(|m| m.at <= *at).cloned();
+            let known = profile.and_then(|p| p.known_finding(&kind)).map(|k| k.reason.clone());
+            out.push(Finding { kind, lines: lines[i..end].iter().map(|(_, l)| l.clone()).collect(), after, known });
+        }
+        i += 1;
+    }
+    out
+}
+
+fn hex(b: &[u8]) -> String {
+    b.iter().map(|x| format!("{x:02x}")).collect()
+}
+
+fn save(dir: &Path, n: usize, f: &Finding, seed: u64) -> Result<PathBuf, String> {
+    let name: String = f.kind.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let path = dir.join(format!("{:03}-{name}.json", n + 1));
+    let v = json!({
+        "format": "rpcrdma-serve-fuzz-finding/1",
+        "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
+        "seed": seed,
+        "kind": f.kind,
+        "kernel_log": f.lines,
+        "after_mutation": f.after.as_ref().map(|m| json!({
+            "how": m.how, "xid": format!("{:#010x}", m.xid), "call": hex(&m.call), "reply": hex(&m.reply),
+        })),
+    });
+    let text = serde_json::to_string_pretty(&v).expect("JSON values serialize");
+    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
+/// Ends the session: reads the kernel log, writes finding files and the report (`json`),
+/// prints the summary; the exit status (1 on a finding the profile does not list).
+pub fn finish(
+    session: &Session,
+    args: &FuzzArgs,
+    observed: &[ObservedConnection],
+    profile: Option<&Expectations>,
+    json_out: Option<&mut crate::report::Sink>,
+) -> i32 {
+    let lines: Vec<(Duration, String)> = session
+        .log
+        .as_ref()
+        .map(|l| l.drain_timed().into_iter().map(|(t, s)| (t.saturating_duration_since(session.started), s)).collect())
+        .unwrap_or_default();
+    let muts = mutations(observed);
+    let found = findings(&lines, &muts, profile);
+    let mut by_how: BTreeMap<&str, usize> = BTreeMap::new();
+    for m in &muts {
+        *by_how.entry(m.how).or_default() += 1;
+    }
+    let replies: usize =
+        observed.iter().flat_map(|c| c.events.iter()).filter(|(_, e)| matches!(e, Observed::ToRequester(_))).count();
+    let calls: usize =
+        observed.iter().flat_map(|c| c.events.iter()).filter(|(_, e)| matches!(e, Observed::FromRequester(_))).count();
+    let mut failed_write = false;
+    let mut files = Vec::new();
+    for (n, f) in found.iter().enumerate() {
+        match save(&args.out, n, f, session.seed) {
+            Ok(p) => files.push(Some(p)),
+            Err(e) => {
+                crate::errln!("error: {e}");
+                failed_write = true;
+                files.push(None);
+            }
+        }
+    }
+    let how: Vec<String> = by_how.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    textln!(
+        "fuzzed replies (seed {}): {} of {replies} replies mutated ({}), {calls} calls on {} connections",
+        session.seed,
+        muts.len(),
+        if how.is_empty() { "none".to_string() } else { how.join(", ") },
+        observed.len()
+    );
+    if session.log.is_none() {
+        textln!("no kernel log followed (--kernel-log): only the transcript was kept");
+    }
+    for (i, f) in found.iter().enumerate() {
+        textln!("finding {}: {}", i + 1, f.kind);
+        if let Some(m) = &f.after {
+            textln!("    after our reply to {:#010x} was mutated ({}): {}", m.xid, m.how, hex(&m.reply));
+        }
+        for l in f.lines.iter().take(8) {
+            textln!("    {l}");
+        }
+        if let Some(Some(p)) = files.get(i) {
+            textln!("    finding file: {}", p.display());
+        }
+        if let Some(reason) = &f.known {
+            textln!("    known (the profile lists it): {reason}");
+        }
+    }
+    if found.is_empty() {
+        textln!("no findings");
+    }
+    if let Some(sink) = json_out {
+        let v = json!({
+            "schema": "rpcrdma-harness/serve-fuzz-report/v1",
+            "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
+            "seed": session.seed,
+            "one_in": args.fuzz_one_in,
+            "connections": observed.len(),
+            "calls": calls,
+            "replies": replies,
+            "mutated": by_how,
+            "kernel_log_followed": session.log.is_some(),
+            "findings": found.iter().enumerate().map(|(i, f)| json!({
+                "kind": f.kind,
+                "kernel_log": f.lines,
+                "after_mutation": f.after.as_ref().map(|m| json!({"how": m.how, "xid": format!("{:#010x}", m.xid)})),
+                "file": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
+                "known": f.known,
+            })).collect::<Vec<_>>(),
+        });
+        let text = serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n";
+        failed_write |= !crate::report::write_sink(sink, text.as_bytes());
+    }
+    if let Some(code) = crate::signals::exit_code() {
+        code
+    } else if failed_write {
+        EXIT_USAGE
+    } else if found.iter().any(|f| f.known.is_none()) {
+        EXIT_FAILED
+    } else {
+        EXIT_OK
+    }
+}

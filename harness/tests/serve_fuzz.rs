@@ -1,0 +1,105 @@
+//! `serve --fuzz` against the embedded reference requester: replies are mutated at the rate
+//! asked, the session is repeatable from its seed, and a bug report in the requester's kernel
+//! log (here a file the test appends to, as the kernel appends to /dev/kmsg) is a finding
+//! kept with the mutated reply before it; a profile that lists it makes it known.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+const BUG: &str = "1,77,123456,-;BUG: KASAN: slab-out-of-bounds in rpcrdma_reply_handler+0x51/0x3a0 [rpcrdma]\n";
+const KIND: &str = "kernel-report: BUG: KASAN: slab-out-of-bounds in rpcrdma_reply_handler";
+
+fn tmp(name: &str) -> PathBuf {
+    let d = std::env::temp_dir().join(format!("rpcrdma-serve-fuzz-{}-{name}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+fn serve_fuzz(d: &std::path::Path, extra: &[&str], log_line_after: Option<Duration>) -> (Option<i32>, String, Value) {
+    let log = d.join("kmsg");
+    std::fs::write(&log, "6,1,1,-;before the session\n").unwrap();
+    let writer = log_line_after.map(|after| {
+        let log = log.clone();
+        std::thread::spawn(move || {
+            std::thread::sleep(after);
+            std::fs::OpenOptions::new().append(true).open(&log).unwrap().write_all(BUG.as_bytes()).unwrap();
+        })
+    });
+    let json = d.join("r.json");
+    let out = Command::cargo_bin("rpcrdma-harness")
+        .unwrap()
+        .args(["serve", "--self-test", "--fuzz", "--seed", "11", "--fuzz-one-in", "2", "--kernel-log"])
+        .arg(&log)
+        .arg("--out")
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .args(extra)
+        .output()
+        .unwrap();
+    if let Some(w) = writer {
+        w.join().unwrap();
+    }
+    let text = String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr);
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).expect("the JSON report")).unwrap();
+    (out.status.code(), text, v)
+}
+
+#[test]
+fn replies_are_mutated_repeatably_and_nothing_is_found_in_a_quiet_log() {
+    let (a, b) = (tmp("quiet-a"), tmp("quiet-b"));
+    let (code, text, va) = serve_fuzz(&a, &[], None);
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(va["schema"], "rpcrdma-harness/serve-fuzz-report/v1");
+    let mutated: u64 = va["mutated"].as_object().unwrap().values().map(|n| n.as_u64().unwrap()).sum();
+    let replies = va["replies"].as_u64().unwrap();
+    // One in two, within what chance allows over tens of replies.
+    assert!(replies >= 20 && mutated * 4 >= replies && mutated * 4 <= replies * 3, "{mutated} of {replies}: {va}");
+    assert_eq!(va["findings"].as_array().unwrap().len(), 0);
+    assert!(text.contains("no findings"), "{text}");
+    let (_, _, vb) = serve_fuzz(&b, &[], None);
+    assert_eq!(va["mutated"], vb["mutated"], "the same seed, the same mutations");
+    std::fs::remove_dir_all(&a).unwrap();
+    std::fs::remove_dir_all(&b).unwrap();
+}
+
+#[test]
+fn a_kernel_report_is_a_finding_with_the_mutated_reply_before_it() {
+    let d = tmp("bug");
+    let (code, text, v) = serve_fuzz(&d, &[], Some(Duration::from_millis(1500)));
+    assert_eq!(code, Some(1), "{text}");
+    let f = &v["findings"][0];
+    assert_eq!(f["kind"], KIND, "{v}");
+    assert!(f["after_mutation"]["how"].is_string(), "{f}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(f["file"].as_str().unwrap()).unwrap()).unwrap();
+    assert_eq!(file["format"], "rpcrdma-serve-fuzz-finding/1");
+    assert!(!file["after_mutation"]["reply"].as_str().unwrap().is_empty());
+    assert!(file["kernel_log"][0].as_str().unwrap().starts_with("BUG: KASAN"));
+
+    let profile = d.join("p.json");
+    let p = serde_json::json!({"peer": "t", "divergences": [], "findings": [{"kind": KIND, "reason": "a test line"}]});
+    std::fs::write(&profile, p.to_string()).unwrap();
+    let (code, text, v) = serve_fuzz(&d, &["--expect", profile.to_str().unwrap()], Some(Duration::from_millis(1500)));
+    assert_eq!(code, Some(0), "{text}");
+    assert_eq!(v["findings"][0]["known"], "a test line");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+#[test]
+fn fuzz_options_need_fuzz_and_the_catalogue_reports_are_refused() {
+    let out =
+        Command::cargo_bin("rpcrdma-harness").unwrap().args(["serve", "--self-test", "--seed", "1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let out = Command::cargo_bin("rpcrdma-harness")
+        .unwrap()
+        .args(["serve", "--self-test", "--fuzz", "--junit", "/dev/null"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--junit"), "{}", String::from_utf8_lossy(&out.stderr));
+}
