@@ -350,8 +350,8 @@ pub static CHECKS: [Check; 19] = [
     },
     Check {
         info: CheckInfo {
-            id: "rfc8166/4.2.4/nomsg-without-chunks",
-            requirement: "Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream for this RPC-over-RDMA message.",
+            id: "rfc8166/4.5.2/nomsg-without-chunks",
+            requirement: "If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK. ... (4.2.4) Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream for this RPC-over-RDMA message.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
             rationale: "RFC 8166 4.5.2 names this exact case as an XDR error.",

@@ -88,7 +88,7 @@ pub static CHECKS: [Check; 2] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.3/reply-at-threshold",
-            requirement: "As a basis for an initial exchange of RPC requests, each RPC-over-RDMA version 1 connection provides the ability to exchange at least one RPC message at a time, whose RPC Call and Reply messages are no more than 1024 bytes in size. ... Receiver implementations MUST support inline thresholds of 1024 bytes but MAY support larger inline thresholds values.",
+            requirement: "As a basis for an initial exchange of RPC requests, each RPC-over-RDMA version 1 connection provides the ability to exchange at least one RPC message at a time, whose RPC Call and Reply messages are no more than 1024 bytes in size. ... In the absence of such a mechanism, senders and receives MUST assume the inline thresholds are 1024 bytes. ... (RFC 8797 4.2) The server uses the smaller of its own send size and the client's reported receive size as the server-to-client inline threshold.",
             key_word: KeyWord::Must,
             acceptable: "a READ whose reply is exactly 1024 bytes (our receive size and the threshold) answered inline, with all the data, in one RDMA_MSG",
             rationale: "A responder that treats the threshold as exclusive refuses replies that fit, and a requester that offered no reply chunk gets an error.",

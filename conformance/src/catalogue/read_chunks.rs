@@ -351,7 +351,7 @@ pub static CHECKS: [Check; 13] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/position-unaligned",
-            requirement: "The Position field in a read segment indicates where the containing Read chunk starts in the Payload stream. The value in this field MUST be a multiple of four.",
+            requirement: "The Position field in a read segment indicates where the containing Read chunk starts in the Payload stream. The value in this field MUST be a multiple of four. ... (4.5) If other errors are detected in the RPC-over-RDMA header of an RPC Call message, a Responder MUST send an RDMA_ERROR message back to the Requester.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
             rationale: "An unaligned position cannot be an XDR item boundary; inserting there corrupts the call.",
@@ -363,7 +363,7 @@ pub static CHECKS: [Check; 13] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.5/position-beyond-payload",
-            requirement: "The Position value MUST be computed from the beginning of the unreduced Payload stream, which begins at Position zero.",
+            requirement: "The Position value MUST be computed from the beginning of the unreduced Payload stream, which begins at Position zero. ... (4.5) If other errors are detected in the RPC-over-RDMA header of an RPC Call message, a Responder MUST send an RDMA_ERROR message back to the Requester.",
             key_word: KeyWord::Must,
             acceptable: "ERR_CHUNK echoing the rdma_xid",
             rationale: "A position past the end of the payload cannot be reinserted.",

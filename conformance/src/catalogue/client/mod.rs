@@ -278,8 +278,8 @@ pub static CHECKS: [ClientCheck; 9] = [
     },
     ClientCheck {
         info: CheckInfo {
-            id: "rfc8166/4.5.2/requester-xid-match",
-            requirement: "... or the value of the rdma_xid field does not match the value of the XID field in the accompanying RPC message. If the rdma_vers field contains a recognized value, but an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value to ERR_CHUNK.",
+            id: "rfc8166/4.2.1/requester-xid-match",
+            requirement: "This XID MUST be the same as the XID in the RPC message.",
             key_word: KeyWord::Must,
             acceptable: "rdma_xid equal to the RPC xid in every RDMA_MSG call",
             rationale: "A mismatch is an XDR error every responder must refuse.",

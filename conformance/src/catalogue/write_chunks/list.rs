@@ -246,7 +246,7 @@ pub(super) const EMPTY_WRITE_CHUNK: Check = Check {
 pub(super) const SEVERAL_WRITE_CHUNKS: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.2/several-write-chunks",
-        requirement: "If there is a subsequent DDP-eligible result data item in the RPC Reply message, it MUST be placed in that unconsumed Write chunk. ... If this is the last or only Write chunk available and it remains unconsumed, the Responder MUST return this Write chunk as an unused Write chunk (see Section 3.4.6). The Responder sets the segment count to a value matching the Requester-provided Write chunk, but returns only empty segments in that Write chunk.",
+        requirement: "If this is the last or only Write chunk available and it remains unconsumed, the Responder MUST return this Write chunk as an unused Write chunk (see Section 3.4.6). The Responder sets the segment count to a value matching the Requester-provided Write chunk, but returns only empty segments in that Write chunk. ... (4.3.2.1) When a Requester has provided multiple Write chunks, the Responder fills in each Write chunk with one DDP-eligible result until there are either no more DDP-eligible results or no more Write chunks.",
         key_word: KeyWord::Must,
         acceptable: "the READ data in the first of two write chunks (RFC 8166 4.3.2.1: each chunk in turn takes one item), the second returned unused with its 2 segments",
         rationale: "A requester matches returned chunks to results by their place in the list; data in the wrong chunk, or a chunk left out, misplaces results.",
