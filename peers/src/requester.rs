@@ -32,6 +32,16 @@ crate::fault_switches! {
         exceed_grant = "exceed-grant",
         /// Add a 4-byte segment for the XDR pad to write chunks (as Linux clients before 4.9).
         write_chunk_pad_segment = "write-chunk-pad-segment",
+        /// A READ's write chunk one byte shorter than the count (RFC 8166 3.4.6: MUST cover it).
+        short_write_chunk = "short-write-chunk",
+        /// WRITE data in a read chunk padded to a multiple of four (RFC 8166 3.4.5.2: SHOULD NOT).
+        read_chunk_roundup = "read-chunk-roundup",
+        /// WRITE data in a read chunk five bytes longer than the data (RFC 8166 3.4.5.2: MUST
+        /// be the data, or the data and its pad).
+        read_chunk_extra = "read-chunk-extra",
+        /// A second call sent before the first reply on a new connection (RFC 8166 3.3.3:
+        /// one credit until then).
+        burst_at_start = "burst-at-start",
         /// READDIR with a large count and no reply chunk.
         no_reply_chunk = "no-reply-chunk",
         /// An RDMA_NOMSG call with no position-zero read chunk (only a reply chunk).
@@ -346,11 +356,15 @@ pub fn workload(
 
     // NULL, and learn the grant.
     let xid = s.xid();
+    if faults.burst_at_start {
+        let early = xid.wrapping_add(0x100);
+        s.send("NULL", &Call::null(early, options.credits).msg())?;
+    }
     s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
 
     // READ of `five` through a write chunk sized to the count.
     let fh = s.lookup(nfs3::FILE_FIVE)?;
-    let data = s.register(5, Access::WRITE)?;
+    let data = s.register(if faults.short_write_chunk { 4 } else { 5 }, Access::WRITE)?;
     let mut call = s.call_for(NFSPROC3_READ, nfs3::read_args(&fh, 0, 5));
     let mut chunk = vec![data.segment()];
     if faults.write_chunk_pad_segment {
@@ -364,7 +378,15 @@ pub fn workload(
     // WRITE to `scratch` with its data in a read chunk.
     let fh = s.lookup(nfs3::FILE_SCRATCH)?;
     let bytes = [1u8, 2, 3, 4, 5, 6, 7];
-    let src = s.source(&bytes)?;
+    // The chunk: the data, or (faults) the data with its XDR pad, or with five bytes more.
+    let extra = if faults.read_chunk_roundup {
+        1
+    } else if faults.read_chunk_extra {
+        5
+    } else {
+        0
+    };
+    let src = s.source(&[&bytes[..], &[0; 5][..extra]].concat())?;
     let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &bytes));
     let position = call.end_position() + if faults.unaligned_position { 2 } else { 0 };
     call.reads = vec![ReadSegment { position, target: src.segment() }];

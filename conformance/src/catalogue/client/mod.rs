@@ -3,12 +3,13 @@
 //! construction and its respect for the credit grant and the inline threshold. Every
 //! observed message is decoded once, into a frame, before any check looks at it.
 //!
-//! Passive checks ([`CHECKS`]) judge every connection as served; active ones
+//! Passive checks ([`CHECKS`], [`sizing::CHECKS`]) judge every connection as served; active ones
 //! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
 //! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
 
 pub mod scenarios;
 mod served;
+pub mod sizing;
 
 pub use served::{transcript, Seen, Served};
 
@@ -38,7 +39,7 @@ pub struct ClientCheck {
 }
 
 /// Calls the requester sent, with their connection.
-fn calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a Served<'a>, &'a Frame)> {
+pub(super) fn calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a Served<'a>, &'a Frame)> {
     served.iter().flat_map(|s| {
         s.events.iter().filter_map(move |(_, e)| match e {
             Seen::Call(f) => Some((s, f)),
@@ -176,7 +177,7 @@ fn inline_within_threshold(served: &[Served<'_>]) -> Judged {
 }
 
 /// The NFSv3 call a frame carries: its procedure and arguments.
-fn nfs3_call(f: &Frame) -> Option<(u32, &[u8])> {
+pub(super) fn nfs3_call(f: &Frame) -> Option<(u32, &[u8])> {
     match f.rpc.as_ref()?.as_ref().ok()? {
         r @ crate::frame::Rpc { kind: RpcKind::Call { prog: NFS_PROGRAM, vers: 3, proc_ }, .. } => {
             Some((*proc_, f.slice(r.body.clone())))
@@ -186,7 +187,7 @@ fn nfs3_call(f: &Frame) -> Option<(u32, &[u8])> {
 }
 
 /// The READ3args count of an NFSv3 READ call's arguments.
-fn read_count(args: &[u8]) -> Option<u32> {
+pub(super) fn read_count(args: &[u8]) -> Option<u32> {
     let mut r = Reader::new(args);
     r.opaque("file", 64).ok()?;
     r.u64("offset").ok()?;
@@ -371,7 +372,7 @@ pub static CHECKS: [ClientCheck; 9] = [
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
-    CHECKS.iter().chain(scenarios::CHECKS.iter())
+    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
