@@ -15,6 +15,7 @@ pub mod builder;
 pub mod check;
 pub mod header;
 pub mod rtrext;
+mod scan;
 pub mod types;
 pub mod xcharext;
 

@@ -196,3 +196,57 @@ fn builder_encoded_len_is_exact_for_every_shape() {
         assert_eq!(w, v);
     }
 }
+
+/// The scan of RDMA2_OPTIONAL and the precise decoder accept the same inputs with the same
+/// result, under every profile that changes what the bytes mean.
+#[test]
+fn optional_scan_agrees_with_the_precise_decoder() {
+    use crate::profile::{PropertyIds, SubsetBitOrder};
+    fn optional(head: &[u32], body: &[u32], tail: &[u32]) -> std::vec::Vec<u8> {
+        let mut w = head.to_vec();
+        w.push(4 * body.len() as u32);
+        w.extend_from_slice(body);
+        w.extend_from_slice(tail);
+        words(&w)
+    }
+    // ROPT_INITXCH: RBSIZ 8192, REQREMINV true, BRS 2; nochg {0}.
+    let initxch = optional(&[0x20, 2, 1, 5, 0, 1], &[3, 1, 4, 8192, 2, 4, 1, 3, 4, 2, 1, 1], &[]);
+    // ROPT_XMTREQ (opttype 5): EXRW and TBSN placements, one rsdset of a BYSIZE item and a
+    // TBSN item, count 1, rsbuf 2, pslen 8; 8 payload bytes.
+    let dp = [2, 0, 8192, 1, 1, 0x11, 8192, 0, 0x4000, 8192, 16, 2, 12, 2, 3, 4];
+    let rsd = [1, 10, 20, 2, 64, 4, 7, 1, 0x12, 4096, 0, 0x8000, 32, 2];
+    let body: std::vec::Vec<u32> = dp.iter().chain(&rsd).chain(&[1, 2, 8]).copied().collect();
+    let xmtreq = optional(&[0x30, 2, 0x10, 5, 1, 5], &body, &[0x30, 0]);
+    let literal = optional(&[0x30, 2, 0x10, 5, 0, 1], &body, &[]);
+    let profiles = [
+        Profile::default(),
+        Profile { rtrext_opttypes: RtrextOpttypes::Literal, ..Profile::default() },
+        Profile { property_ids: PropertyIds::V2Draft03, ..Profile::default() },
+        Profile { subset_bit_order: SubsetBitOrder::MsbFirst, ..Profile::default() },
+        Profile { v2_envelope: V2Envelope::Draft00, ..Profile::default() },
+    ];
+    for (i, full) in [&initxch, &xmtreq, &literal].into_iter().enumerate() {
+        let p = if i == 2 { &profiles[1] } else { &profiles[0] };
+        assert!(super::scan::optional(full, p).is_some(), "the scan takes message {i}");
+        let mut cases = std::vec::Vec::new();
+        for cut in 0..=full.len() {
+            cases.push(full[..cut].to_vec());
+        }
+        for at in 0..full.len() {
+            for v in [1u8, 2, 4, 0x80, 0xff] {
+                let mut m = full.clone();
+                m[at] ^= v;
+                cases.push(m);
+            }
+        }
+        for c in &cases {
+            for p in &profiles {
+                match (super::scan::optional(c, p), Message::decode_precise(c, p)) {
+                    (Some(f), Ok(m)) => assert_eq!(f, m),
+                    (Some(f), Err(e)) => panic!("the scan accepted what the decoder rejects ({e}): {f:?}"),
+                    (None, _) => {}
+                }
+            }
+        }
+    }
+}

@@ -62,6 +62,13 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         Array { repr: Repr::Slice(&[]) }
     }
 
+    /// The validated encoding of `count` elements (count word excluded), as a scan of the
+    /// whole message found them: what [`Array::decode`] would have returned.
+    #[inline(always)]
+    pub(crate) const fn from_wire(bytes: &'a [u8], count: u32) -> Self {
+        Array { repr: Repr::Wire { bytes, count } }
+    }
+
     /// Decodes a count (checked against the bytes left, in `field`) and its elements.
     pub fn decode(r: &mut Reader<'a>, field: Field) -> Result<Self, DecodeError> {
         if T::FIXED {

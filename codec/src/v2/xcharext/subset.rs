@@ -38,6 +38,12 @@ impl<'a> XcharSubset<'a> {
         XcharSubset { words: Array::from_slice(words), order }
     }
 
+    /// Words already validated by a scan of the whole message.
+    #[inline(always)]
+    pub(crate) const fn from_wire(words: Array<'a, u32>, order: SubsetBitOrder) -> Self {
+        XcharSubset { words, order }
+    }
+
     pub fn decode(r: &mut Reader<'a>, field: Field, order: SubsetBitOrder) -> Result<Self, DecodeError> {
         Ok(XcharSubset { words: Array::decode(r, field)?, order })
     }
