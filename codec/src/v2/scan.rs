@@ -6,7 +6,7 @@
 //! only what it accepts.
 
 use super::header::{Body, Header, Message, OptInfo, Optional};
-use super::rtrext::{self, OpKind, XmdpType, XmtReq};
+use super::rtrext::{self, facts, OpKind, XmdpType, XmtReq};
 use super::types::{field, MsgType, Proc, VERSION};
 use super::xcharext::{self, InitXch, XcharSpec, XcharSubset};
 use crate::chunk::SEGMENT_LEN;
@@ -124,31 +124,46 @@ fn initxch<'a>(data: &'a [u8], profile: &Profile) -> Option<InitXch<'a>> {
     })
 }
 
-/// `optxmt_req` filling `data` exactly, every union arm one the decoder accepts.
+/// `optxmt_req` filling `data` exactly, every union arm one the decoder accepts. On the way
+/// it records what the rtrext checks look for ([`facts`]), so that they need not walk again.
 #[inline(always)]
 fn xmtreq(data: &[u8]) -> Option<XmtReq<'_>> {
     let mut r = Words { rest: data };
     // optxrq_dp: xmdp_mitem<> (disp, length, xmdp_loc).
     let n = r.word()?;
     let start = r.rest;
+    let mut f = facts::KNOWN;
     for _ in 0..n {
-        let (_disp, _length) = (r.word()?, r.word()?);
-        match XmdpType(r.word()?) {
-            XmdpType::XMPTYPE_EXRW => r.skip_fixed(SEGMENT_LEN)?,
+        let (_disp, length) = (r.word()?, r.word()?);
+        let located = match XmdpType(r.word()?) {
+            XmdpType::XMPTYPE_EXRW => r.fixed(SEGMENT_LEN)?.1 > 0,
             XmdpType::XMPTYPE_TBSN => {
                 r.word()?;
-                r.skip_fixed(4)?
+                r.fixed(4)?.1 > 0
             }
-            XmdpType::XMPTYPE_TOOSHORT | XmdpType::XMPTYPE_NOITEM => {}
+            XmdpType::XMPTYPE_TOOSHORT | XmdpType::XMPTYPE_NOITEM => {
+                f |= facts::RESULT_TYPE;
+                true
+            }
             _ => return None,
+        };
+        if !located && length > 0 {
+            f |= facts::NO_LOCATION;
         }
     }
-    let dp = Array::from_wire(r.since(start), n);
+    let dp = Array::from_wire_with_facts(r.since(start), n, f);
     // optxrq_rsd: xmdp_rsdset<> (range, xmdp_rsditem<> of minlen and xmdp_rsdloc).
     let n = r.word()?;
     let start = r.rest;
+    let mut f = facts::KNOWN;
+    let mut prev_end = None;
     for _ in 0..n {
-        let (_begin, _end, items) = (r.word()?, r.word()?, r.word()?);
+        let (begin, end, items) = (r.word()?, r.word()?, r.word()?);
+        // rtrext-03 7.4, as the check reads it: begin <= end, after the previous range.
+        if begin > end || prev_end.is_some_and(|p| begin < p) {
+            f |= facts::RANGES;
+        }
+        prev_end = Some(end);
         for _ in 0..items {
             let _minlen = r.word()?;
             match XmdpType(r.word()?) {
@@ -162,7 +177,7 @@ fn xmtreq(data: &[u8]) -> Option<XmtReq<'_>> {
             }
         }
     }
-    let rsd = Array::from_wire(r.since(start), n);
+    let rsd = Array::from_wire_with_facts(r.since(start), n, f);
     let (count, rsbuf, pslen) = (r.word()?, r.word()?, r.word()?);
     if !r.rest.is_empty() {
         return None;

@@ -212,12 +212,19 @@ fn optional_scan_agrees_with_the_precise_decoder() {
     // ROPT_INITXCH: RBSIZ 8192, REQREMINV true, BRS 2; nochg {0}.
     let initxch = optional(&[0x20, 2, 1, 5, 0, 1], &[3, 1, 4, 8192, 2, 4, 1, 3, 4, 2, 1, 1], &[]);
     // ROPT_XMTREQ (opttype 5): EXRW and TBSN placements, one rsdset of a BYSIZE item and a
-    // TBSN item, count 1, rsbuf 2, pslen 8; 8 payload bytes.
+    // TBSN item, then an empty rsdset right after it; count 1, rsbuf 2, pslen 8; 8 payload
+    // bytes. Single-bit changes make TOOSHORT and NOITEM (1 ^ 4, 2 ^ 4), empty locations and
+    // misordered ranges: the checks must find the same in both results (the scan records
+    // what they look for).
     let dp = [2, 0, 8192, 1, 1, 0x11, 8192, 0, 0x4000, 8192, 16, 2, 12, 2, 3, 4];
-    let rsd = [1, 10, 20, 2, 64, 4, 7, 1, 0x12, 4096, 0, 0x8000, 32, 2];
+    let rsd = [2, 10, 20, 2, 64, 4, 7, 1, 0x12, 4096, 0, 0x8000, 32, 2, 20, 40, 0];
     let body: std::vec::Vec<u32> = dp.iter().chain(&rsd).chain(&[1, 2, 8]).copied().collect();
     let xmtreq = optional(&[0x30, 2, 0x10, 5, 1, 5], &body, &[0x30, 0]);
     let literal = optional(&[0x30, 2, 0x10, 5, 0, 1], &body, &[]);
+    // An EXRW placement of 8192 bytes and no segment (rtrext-03/7.3/no-location).
+    let unlocated = optional(&[0x30, 2, 0x10, 5, 0, 5], &[1, 0, 8192, 1, 0, 0, 1, 2, 0], &[]);
+    assert!(check(&Message::decode(&unlocated, &Profile::default()).unwrap(), Role::Call)
+        .contains(rtrext::rules::NO_LOCATION.id));
     let profiles = [
         Profile::default(),
         Profile { rtrext_opttypes: RtrextOpttypes::Literal, ..Profile::default() },
@@ -225,7 +232,7 @@ fn optional_scan_agrees_with_the_precise_decoder() {
         Profile { subset_bit_order: SubsetBitOrder::MsbFirst, ..Profile::default() },
         Profile { v2_envelope: V2Envelope::Draft00, ..Profile::default() },
     ];
-    for (i, full) in [&initxch, &xmtreq, &literal].into_iter().enumerate() {
+    for (i, full) in [&initxch, &xmtreq, &literal, &unlocated].into_iter().enumerate() {
         let p = if i == 2 { &profiles[1] } else { &profiles[0] };
         assert!(super::scan::optional(full, p).is_some(), "the scan takes message {i}");
         let mut cases = std::vec::Vec::new();
@@ -242,7 +249,12 @@ fn optional_scan_agrees_with_the_precise_decoder() {
         for c in &cases {
             for p in &profiles {
                 match (super::scan::optional(c, p), Message::decode_precise(c, p)) {
-                    (Some(f), Ok(m)) => assert_eq!(f, m),
+                    (Some(f), Ok(m)) => {
+                        assert_eq!(f, m);
+                        for role in [Role::Call, Role::Reply] {
+                            assert!(check(&f, role).iter().eq(check(&m, role).iter()), "{:?}", check(&m, role));
+                        }
+                    }
                     (Some(f), Err(e)) => panic!("the scan accepted what the decoder rejects ({e}): {f:?}"),
                     (None, _) => {}
                 }
