@@ -60,6 +60,14 @@ impl<'b> Put<'b> {
     pub(crate) fn u32(&mut self, v: u32) -> Option<()> {
         self.array(v.to_be_bytes())
     }
+
+    /// Sets aside the next `N` bytes, to be filled once what follows is written (a length).
+    #[inline(always)]
+    pub(crate) fn slot<const N: usize>(&mut self) -> Option<&'b mut [u8; N]> {
+        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
+        self.rest = tail;
+        Some(head)
+    }
 }
 
 /// Big-endian words as one array (one write for several fixed fields).

@@ -14,6 +14,7 @@
 pub mod builder;
 pub mod check;
 pub mod header;
+mod put;
 pub mod rtrext;
 mod scan;
 pub mod types;

@@ -52,7 +52,7 @@ impl<'a> Words<'a> {
 }
 
 /// The scan of an RDMA2_OPTIONAL message; None for any other message.
-#[inline]
+#[inline(always)]
 pub(super) fn optional<'a>(buf: &'a [u8], profile: &Profile) -> Option<Message<'a>> {
     let fixed = buf.first_chunk::<{ field::OPTINFO }>()?;
     let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);

@@ -262,3 +262,78 @@ fn optional_scan_agrees_with_the_precise_decoder() {
         }
     }
 }
+
+/// The facts a scan records live in the padding of a decoded array: nothing grows.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn decoded_arrays_and_messages_keep_their_size() {
+    assert_eq!(core::mem::size_of::<crate::xdr::Array<'static, u32>>(), 24);
+    assert_eq!(core::mem::size_of::<Message<'static>>(), 152);
+}
+
+/// The builder's fast path for ROPT_INITXCH and ROPT_XMTREQ writes what the `Writer` path
+/// writes, from values and from decoded operations, and fails on every short buffer with
+/// the same error.
+#[test]
+fn optional_fast_encode_matches_the_writer() {
+    use crate::chunk::Segment;
+    use crate::xdr::{Array, Writer};
+    use rtrext::{Loc, Mitem, RsdItem, RsdLoc, RsdRange, RsdSet, XmtReq};
+    use xcharext::{InitXch, XcharSpec, XcharSubset, XcharVal};
+    let p = Profile::default();
+    let segs = [Segment::new(0x11, 8192, 0x4000), Segment::new(0x12, 16, 0x8000)];
+    let bsnum = [3u32, 4];
+    let dp = [
+        Mitem { disp: 0, length: 8192, loc: Loc::Exrw(Array::from_slice(&segs)) },
+        Mitem { disp: 8192, length: 16, loc: Loc::Tbsn { offset: 12, bsnum: Array::from_slice(&bsnum) } },
+        Mitem { disp: 9000, length: 0, loc: Loc::NoItem },
+    ];
+    let items = [
+        RsdItem { minlen: 64, loc: RsdLoc::BySize { dsdov: 7, bsex: Array::from_slice(&segs[..1]) } },
+        RsdItem { minlen: 32, loc: RsdLoc::Choice(Array::from_slice(&segs)) },
+        RsdItem { minlen: 8, loc: RsdLoc::Tbsn },
+    ];
+    let rsd = [RsdSet { range: RsdRange { begin: 10, end: 20 }, items: Array::from_slice(&items) }];
+    let xmtreq = XmtReq { dp: Array::from_slice(&dp), rsd: Array::from_slice(&rsd), count: 1, rsbuf: 2, pslen: 8 };
+    let vals = [XcharVal::new(1, &[0, 0, 0x20, 0]), XcharVal::new(3, &[0, 0, 0, 2])];
+    let odd = [XcharVal::new(0xffff_ff00, &[1, 2, 3])];
+    let nochg = [1u32, 0x8000_0000];
+    let initxch = |vals| {
+        OptInfo::Xchar(xcharext::Op::InitXch(InitXch {
+            start: XcharSpec::new(vals, p.property_ids),
+            nochg: XcharSubset::new(&nochg, p.subset_bit_order),
+        }))
+    };
+    let payload = [0u8, 0, 0, 0x30, 0, 0, 0, 0];
+    let mut builders = std::vec![
+        HeaderBuilder::optional(0x30, 0x10, MsgType::CALL, 5, OptInfo::Rtr(rtrext::Op::XmtReq(xmtreq)))
+            .payload(&payload),
+        HeaderBuilder::optional(0x20, 1, MsgType::CALL, 1, initxch(&vals)),
+        HeaderBuilder::optional(0x20, 1, MsgType::REPLY, 1, initxch(&odd)),
+    ];
+    // The same operations decoded (their arrays are the received bytes).
+    let mut bytes = std::vec::Vec::new();
+    for b in &builders[..2] {
+        let mut out = [0u8; 512];
+        let n = b.encode(&mut out).unwrap();
+        bytes.push(out[..n].to_vec());
+    }
+    let decoded: std::vec::Vec<_> = bytes.iter().map(|b| Message::decode(b, &p).unwrap()).collect();
+    for m in &decoded {
+        let Body::Optional(o) = m.header.body else { panic!("{m:?}") };
+        builders.push(HeaderBuilder::optional(m.header.xid, 1, MsgType::CALL, o.opttype, o.info).payload(m.payload));
+    }
+    for b in &builders {
+        let mut slow = [0u8; 512];
+        let mut w = Writer::new(&mut slow);
+        b.write(&mut w).unwrap();
+        let n = w.len();
+        let mut fast = [0u8; 512];
+        assert_eq!(b.encode(&mut fast), Ok(n));
+        assert_eq!(&fast[..n], &slow[..n]);
+        for short in 0..n {
+            let mut w = Writer::new(&mut slow[..short]);
+            assert_eq!(b.encode(&mut fast[..short]), Err(b.write(&mut w).unwrap_err()));
+        }
+    }
+}

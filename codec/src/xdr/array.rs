@@ -41,7 +41,7 @@ enum Repr<'a, T> {
     /// message is not kept: re-reading validated elements cannot fail, so no error needs it.
     /// `facts`: what the decoder learnt of the elements on the way, for the checks (0: not
     /// recorded; the meaning of the other bits is the element type's, see [`Array::facts`]).
-    Wire { bytes: &'a [u8], count: u32, facts: u32 },
+    Wire { bytes: &'a [u8], count: u32, facts: u8 },
     /// Plain values, for building.
     Slice(&'a [T]),
 }
@@ -73,14 +73,14 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     /// [`Array::from_wire`] with facts about the elements that the scan proved.
     #[inline(always)]
-    pub(crate) const fn from_wire_with_facts(bytes: &'a [u8], count: u32, facts: u32) -> Self {
+    pub(crate) const fn from_wire_with_facts(bytes: &'a [u8], count: u32, facts: u8) -> Self {
         Array { repr: Repr::Wire { bytes, count, facts } }
     }
 
     /// The facts recorded by the decoder that produced this array (0 for none, and for an
-    /// array of values). They fill the padding of the `Wire` form: no decoded value grows.
+    /// array of values). One byte, in the padding of the `Wire` form: no decoded value grows.
     #[inline]
-    pub(crate) fn facts(&self) -> u32 {
+    pub(crate) fn facts(&self) -> u8 {
         match self.repr {
             Repr::Wire { facts, .. } => facts,
             Repr::Slice(_) => 0,
@@ -134,6 +134,15 @@ impl<'a, T: Item<'a>> Array<'a, T> {
     /// Element `i` (walks the array: elements may vary in size).
     pub fn get(&self, i: usize) -> Option<T> {
         self.iter().nth(i)
+    }
+
+    /// The values of an array built from values (None for a decoded array).
+    #[inline]
+    pub(crate) fn values(&self) -> Option<&'a [T]> {
+        match self.repr {
+            Repr::Slice(s) => Some(s),
+            Repr::Wire { .. } => None,
+        }
     }
 
     /// The elements' encoding as received (count word excluded), for a decoded array.

@@ -292,6 +292,12 @@ impl<'a> XcharSpec<'a> {
         XcharSpec { vals, ids }
     }
 
+    /// The array of values, for the encoder's fast path.
+    #[inline(always)]
+    pub(crate) fn values(&self) -> &Array<'a, XcharVal<'a>> {
+        &self.vals
+    }
+
     /// Decodes the array (count in `field`) and checks every known value.
     pub fn decode(r: &mut Reader<'a>, field: Field, ids: PropertyIds) -> Result<Self, DecodeError> {
         Ok(XcharSpec { vals: Array::decode_with(r, field, |r| XcharVal::decode_checked(r, ids))?, ids })

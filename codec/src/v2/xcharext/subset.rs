@@ -44,6 +44,12 @@ impl<'a> XcharSubset<'a> {
         XcharSubset { words, order }
     }
 
+    /// The array of words, for the encoder's fast path.
+    #[inline(always)]
+    pub(crate) fn words_array(&self) -> &Array<'a, u32> {
+        &self.words
+    }
+
     pub fn decode(r: &mut Reader<'a>, field: Field, order: SubsetBitOrder) -> Result<Self, DecodeError> {
         Ok(XcharSubset { words: Array::decode(r, field)?, order })
     }

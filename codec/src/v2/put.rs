@@ -1,0 +1,102 @@
+//! The fast path of [`HeaderBuilder::encode`](super::HeaderBuilder::encode) for the common
+//! RDMA2_OPTIONAL operations (ROPT_INITXCH, ROPT_XMTREQ) under the -01 envelope: every field
+//! written once through a shrinking slice (one length comparison per write), the optinfo
+//! length filled in at the end. None (a buffer too short, any other form) sends the builder
+//! to the [`Writer`](crate::xdr::Writer) path, which writes the same bytes and reports the
+//! precise error.
+
+use super::header::OptInfo;
+use super::rtrext::{self, Loc, RsdLoc, XmdpType, XmtReq};
+use super::xcharext::{self, InitXch, XcharVal};
+use crate::chunk::{be_words, Put, Segment};
+use crate::xdr::{Array, Item};
+
+/// The message: the six fixed words (xid, vers, credit, proc, optdir, opttype), the optinfo
+/// and the payload. Returns its length.
+#[inline]
+pub(super) fn optional(out: &mut [u8], fixed: [u32; 6], info: &OptInfo<'_>, payload: &[u8]) -> Option<usize> {
+    let mut p = Put::new(out);
+    p.array::<24>(be_words(fixed))?;
+    let len = p.slot::<4>()?;
+    let start = p.pos();
+    match info {
+        OptInfo::Xchar(xcharext::Op::InitXch(o)) => initxch(&mut p, o)?,
+        OptInfo::Rtr(rtrext::Op::XmtReq(o)) => xmtreq(&mut p, o)?,
+        _ => return None,
+    }
+    // Every piece written is a whole number of words: no pad.
+    *len = ((p.pos() - start) as u32).to_be_bytes();
+    p.bytes(payload)?;
+    Some(p.pos())
+}
+
+/// `T x<>`: the count, then each value (or the bytes of a decoded array).
+#[inline(always)]
+fn array<'a, T: Item<'a>>(
+    p: &mut Put<'_>,
+    a: &Array<'a, T>,
+    mut item: impl FnMut(&mut Put<'_>, &T) -> Option<()>,
+) -> Option<()> {
+    match a.values() {
+        Some(values) => {
+            p.u32(values.len() as u32)?;
+            for v in values {
+                item(p, v)?;
+            }
+            Some(())
+        }
+        None => {
+            p.u32(a.len() as u32)?;
+            p.bytes(a.wire_bytes()?)
+        }
+    }
+}
+
+#[inline(always)]
+fn segments(p: &mut Put<'_>, a: &Array<'_, Segment>) -> Option<()> {
+    array(p, a, |p, s| p.array(s.to_bytes()))
+}
+
+#[inline(always)]
+fn xcharval(p: &mut Put<'_>, v: &XcharVal<'_>) -> Option<()> {
+    // The common case: a one-word value (id, length 4, the word) in one write.
+    let d: &[u8; 4] = v.data.try_into().ok()?;
+    let [a, b, c, e] = v.which.to_be_bytes();
+    p.array([a, b, c, e, 0, 0, 0, 4, d[0], d[1], d[2], d[3]])
+}
+
+#[inline(always)]
+fn initxch(p: &mut Put<'_>, o: &InitXch<'_>) -> Option<()> {
+    array(p, o.start.values(), xcharval)?;
+    array(p, o.nochg.words_array(), |p, w| p.u32(*w))
+}
+
+#[inline(always)]
+fn xmtreq(p: &mut Put<'_>, o: &XmtReq<'_>) -> Option<()> {
+    array(p, &o.dp, |p, m| match &m.loc {
+        Loc::Exrw(s) => {
+            p.array::<12>(be_words([m.disp, m.length, XmdpType::XMPTYPE_EXRW.0]))?;
+            segments(p, s)
+        }
+        Loc::Tbsn { offset, bsnum } => {
+            p.array::<16>(be_words([m.disp, m.length, XmdpType::XMPTYPE_TBSN.0, *offset]))?;
+            array(p, bsnum, |p, w| p.u32(*w))
+        }
+        Loc::TooShort | Loc::NoItem => p.array::<12>(be_words([m.disp, m.length, m.loc.kind().0])),
+    })?;
+    array(p, &o.rsd, |p, s| {
+        p.array::<8>(be_words([s.range.begin, s.range.end]))?;
+        array(p, &s.items, |p, i| {
+            p.array::<8>(be_words([i.minlen, i.loc.kind().0]))?;
+            match &i.loc {
+                RsdLoc::Exrw(s) | RsdLoc::Choice(s) => segments(p, s),
+                RsdLoc::BySize { dsdov, bsex } => {
+                    p.u32(*dsdov)?;
+                    segments(p, bsex)
+                }
+                RsdLoc::Tbsn => Some(()),
+            }
+        })
+    })?;
+    p.array::<12>(be_words([o.count, o.rsbuf, o.pslen]))
+}
