@@ -16,8 +16,9 @@ use crate::xdr::{Array, Item};
 #[inline]
 pub(super) fn optional(out: &mut [u8], fixed: [u32; 6], info: &OptInfo<'_>, payload: &[u8]) -> Option<usize> {
     let mut p = Put::new(out);
-    p.array::<24>(be_words(fixed))?;
-    let len = p.slot::<4>()?;
+    let head = p.slot::<28>()?;
+    let (words, len) = head.split_at_mut(24);
+    words.copy_from_slice(&be_words::<6, 24>(fixed));
     let start = p.pos();
     match info {
         OptInfo::Xchar(xcharext::Op::InitXch(o)) => initxch(&mut p, o)?,
@@ -25,8 +26,19 @@ pub(super) fn optional(out: &mut [u8], fixed: [u32; 6], info: &OptInfo<'_>, payl
         _ => return None,
     }
     // Every piece written is a whole number of words: no pad.
-    *len = ((p.pos() - start) as u32).to_be_bytes();
-    p.bytes(payload)?;
+    len.copy_from_slice(&((p.pos() - start) as u32).to_be_bytes());
+    // The payload of a ROPT_XMTREQ is often a few bytes (an RPC call split across
+    // transmissions): up to 16 bytes without a call to `memcpy`.
+    match payload.len() {
+        0 => {}
+        // Two overlapping fixed-size copies cover any length from 8 to 16.
+        n @ 8..=16 => {
+            let out = p.take(n)?;
+            out[..8].copy_from_slice(&payload[..8]);
+            out[n - 8..].copy_from_slice(&payload[n - 8..]);
+        }
+        _ => p.bytes(payload)?,
+    }
     Some(p.pos())
 }
 
@@ -54,7 +66,7 @@ fn array<'a, T: Item<'a>>(
 
 #[inline(always)]
 fn segments(p: &mut Put<'_>, a: &Array<'_, Segment>) -> Option<()> {
-    array(p, a, |p, s| p.array(s.to_bytes()))
+    array(p, a, |p, s| p.with::<16>(|b| s.write_to(b)))
 }
 
 #[inline(always)]
@@ -74,14 +86,33 @@ fn initxch(p: &mut Put<'_>, o: &InitXch<'_>) -> Option<()> {
 #[inline(always)]
 fn xmtreq(p: &mut Put<'_>, o: &XmtReq<'_>) -> Option<()> {
     array(p, &o.dp, |p, m| match &m.loc {
-        Loc::Exrw(s) => {
-            p.array::<12>(be_words([m.disp, m.length, XmdpType::XMPTYPE_EXRW.0]))?;
-            segments(p, s)
-        }
-        Loc::Tbsn { offset, bsnum } => {
-            p.array::<16>(be_words([m.disp, m.length, XmdpType::XMPTYPE_TBSN.0, *offset]))?;
-            array(p, bsnum, |p, w| p.u32(*w))
-        }
+        // The item's fixed words and the count of its array in one write.
+        Loc::Exrw(s) => match s.values() {
+            Some(v) => {
+                p.array::<16>(be_words([m.disp, m.length, XmdpType::XMPTYPE_EXRW.0, v.len() as u32]))?;
+                for s in v {
+                    p.with::<16>(|b| s.write_to(b))?;
+                }
+                Some(())
+            }
+            None => {
+                p.array::<12>(be_words([m.disp, m.length, XmdpType::XMPTYPE_EXRW.0]))?;
+                segments(p, s)
+            }
+        },
+        Loc::Tbsn { offset, bsnum } => match bsnum.values() {
+            Some(v) => {
+                p.array::<20>(be_words([m.disp, m.length, XmdpType::XMPTYPE_TBSN.0, *offset, v.len() as u32]))?;
+                for w in v {
+                    p.u32(*w)?;
+                }
+                Some(())
+            }
+            None => {
+                p.array::<16>(be_words([m.disp, m.length, XmdpType::XMPTYPE_TBSN.0, *offset]))?;
+                array(p, bsnum, |p, w| p.u32(*w))
+            }
+        },
         Loc::TooShort | Loc::NoItem => p.array::<12>(be_words([m.disp, m.length, m.loc.kind().0])),
     })?;
     array(p, &o.rsd, |p, s| {

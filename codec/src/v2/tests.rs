@@ -323,6 +323,11 @@ fn optional_fast_encode_matches_the_writer() {
         let Body::Optional(o) = m.header.body else { panic!("{m:?}") };
         builders.push(HeaderBuilder::optional(m.header.xid, 1, MsgType::CALL, o.opttype, o.info).payload(m.payload));
     }
+    // Payloads around the short-copy lengths (8 to 16 bytes).
+    let long: std::vec::Vec<u8> = (1..=40).collect();
+    for n in [1, 4, 7, 8, 9, 15, 16, 17, 40] {
+        builders.push(builders[0].payload(&long[..n]));
+    }
     for b in &builders {
         let mut slow = [0u8; 512];
         let mut w = Writer::new(&mut slow);
