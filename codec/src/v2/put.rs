@@ -115,6 +115,10 @@ fn xmtreq(p: &mut Put<'_>, o: &XmtReq<'_>) -> Option<()> {
         },
         Loc::TooShort | Loc::NoItem => p.array::<12>(be_words([m.disp, m.length, m.loc.kind().0])),
     })?;
+    // No xmdp_rsdset (the responder places nothing): its count with the last three words.
+    if o.rsd.is_empty() {
+        return p.array::<16>(be_words([0, o.count, o.rsbuf, o.pslen]));
+    }
     array(p, &o.rsd, |p, s| {
         p.array::<8>(be_words([s.range.begin, s.range.end]))?;
         array(p, &s.items, |p, i| {

@@ -310,6 +310,9 @@ fn optional_fast_encode_matches_the_writer() {
             .payload(&payload),
         HeaderBuilder::optional(0x20, 1, MsgType::CALL, 1, initxch(&vals)),
         HeaderBuilder::optional(0x20, 1, MsgType::REPLY, 1, initxch(&odd)),
+        HeaderBuilder::optional(0x30, 0x10, MsgType::CALL, 5, {
+            OptInfo::Rtr(rtrext::Op::XmtReq(XmtReq { rsd: Array::empty(), ..xmtreq }))
+        }),
     ];
     // The same operations decoded (their arrays are the received bytes).
     let mut bytes = std::vec::Vec::new();
