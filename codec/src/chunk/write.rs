@@ -60,6 +60,25 @@ impl<'b> Put<'b> {
     pub(crate) fn u32(&mut self, v: u32) -> Option<()> {
         self.array(v.to_be_bytes())
     }
+
+    /// The next `n` bytes, to be filled by the caller.
+    #[inline(always)]
+    pub(crate) fn take(&mut self, n: usize) -> Option<&'b mut [u8]> {
+        if self.rest.len() < n {
+            return None;
+        }
+        let (head, tail) = core::mem::take(&mut self.rest).split_at_mut(n);
+        self.rest = tail;
+        Some(head)
+    }
+
+    /// Sets aside the next `N` bytes, to be filled once what follows is written (a length).
+    #[inline(always)]
+    pub(crate) fn slot<const N: usize>(&mut self) -> Option<&'b mut [u8; N]> {
+        let (head, tail) = core::mem::take(&mut self.rest).split_first_chunk_mut::<N>()?;
+        self.rest = tail;
+        Some(head)
+    }
 }
 
 /// Big-endian words as one array (one write for several fixed fields).

@@ -195,6 +195,14 @@ impl<'s> HeaderBuilder<'s> {
 
     /// Writes the message into `buf`; returns its length.
     pub fn encode(&self, buf: &mut [u8]) -> Result<usize, EncodeError> {
+        if let (None, None, Some(dir), Shape::Optional { opttype, info }) =
+            (self.raw_body, self.optinfo_len, self.dir, &self.shape)
+        {
+            let fixed = [self.xid, self.vers, self.credit, self.proc_, dir, *opttype];
+            if let Some(n) = super::put::optional(buf, fixed, info, self.payload) {
+                return Ok(n);
+            }
+        }
         let mut w = Writer::new(buf);
         self.write(&mut w)?;
         Ok(w.len())

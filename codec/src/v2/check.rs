@@ -21,8 +21,17 @@ crate::check::rule_table! {
 
 /// Checks a decoded Version Two message sent in `role` against the base draft's direction
 /// and payload rules, then the extension's rules ([`rtrext::check`]).
+#[inline]
 pub fn check(msg: &Message<'_>, role: Role) -> Violations {
+    // Filled in place through a reference: the result is built where it is returned, not
+    // on the stack and then copied.
     let mut out = Violations::default();
+    check_into(msg, role, &mut out);
+    out
+}
+
+#[inline(never)]
+fn check_into(msg: &Message<'_>, role: Role, out: &mut Violations) {
     let p = msg.payload;
     match &msg.header.body {
         Body::Msg(c) => {
@@ -60,9 +69,8 @@ pub fn check(msg: &Message<'_>, role: Role) -> Violations {
                 }
             }
             if let OptInfo::Rtr(op) = &o.info {
-                rtrext::check_into(op, o.dir, p.len(), &mut out);
+                rtrext::check_into(op, o.dir, p.len(), out);
             }
         }
     }
-    out
 }

@@ -162,7 +162,17 @@ pub struct Message<'a> {
 
 impl<'a> Message<'a> {
     /// Decodes a Version Two header at the start of `buf`.
+    #[inline]
     pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
+        match super::scan::optional(buf, profile) {
+            Some(m) => Ok(m),
+            None => Self::decode_precise(buf, profile),
+        }
+    }
+
+    /// The field-by-field decoder: the reference for what decodes, and the source of every
+    /// error's field, offset and kind.
+    pub(super) fn decode_precise(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
         let mut r = Reader::new(buf);
         let xid = r.u32("rdma_xid")?;
         let vers = r.u32("rdma_vers")?;

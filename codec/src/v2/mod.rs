@@ -14,7 +14,9 @@
 pub mod builder;
 pub mod check;
 pub mod header;
+mod put;
 pub mod rtrext;
+mod scan;
 pub mod types;
 pub mod xcharext;
 

@@ -196,3 +196,152 @@ fn builder_encoded_len_is_exact_for_every_shape() {
         assert_eq!(w, v);
     }
 }
+
+/// The scan of RDMA2_OPTIONAL and the precise decoder accept the same inputs with the same
+/// result, under every profile that changes what the bytes mean.
+#[test]
+fn optional_scan_agrees_with_the_precise_decoder() {
+    use crate::profile::{PropertyIds, SubsetBitOrder};
+    fn optional(head: &[u32], body: &[u32], tail: &[u32]) -> std::vec::Vec<u8> {
+        let mut w = head.to_vec();
+        w.push(4 * body.len() as u32);
+        w.extend_from_slice(body);
+        w.extend_from_slice(tail);
+        words(&w)
+    }
+    // ROPT_INITXCH: RBSIZ 8192, REQREMINV true, BRS 2; nochg {0}.
+    let initxch = optional(&[0x20, 2, 1, 5, 0, 1], &[3, 1, 4, 8192, 2, 4, 1, 3, 4, 2, 1, 1], &[]);
+    // ROPT_XMTREQ (opttype 5): EXRW and TBSN placements, one rsdset of a BYSIZE item and a
+    // TBSN item, then an empty rsdset right after it; count 1, rsbuf 2, pslen 8; 8 payload
+    // bytes. Single-bit changes make TOOSHORT and NOITEM (1 ^ 4, 2 ^ 4), empty locations and
+    // misordered ranges: the checks must find the same in both results (the scan records
+    // what they look for).
+    let dp = [2, 0, 8192, 1, 1, 0x11, 8192, 0, 0x4000, 8192, 16, 2, 12, 2, 3, 4];
+    let rsd = [2, 10, 20, 2, 64, 4, 7, 1, 0x12, 4096, 0, 0x8000, 32, 2, 20, 40, 0];
+    let body: std::vec::Vec<u32> = dp.iter().chain(&rsd).chain(&[1, 2, 8]).copied().collect();
+    let xmtreq = optional(&[0x30, 2, 0x10, 5, 1, 5], &body, &[0x30, 0]);
+    let literal = optional(&[0x30, 2, 0x10, 5, 0, 1], &body, &[]);
+    // An EXRW placement of 8192 bytes and no segment (rtrext-03/7.3/no-location).
+    let unlocated = optional(&[0x30, 2, 0x10, 5, 0, 5], &[1, 0, 8192, 1, 0, 0, 1, 2, 0], &[]);
+    assert!(check(&Message::decode(&unlocated, &Profile::default()).unwrap(), Role::Call)
+        .contains(rtrext::rules::NO_LOCATION.id));
+    let profiles = [
+        Profile::default(),
+        Profile { rtrext_opttypes: RtrextOpttypes::Literal, ..Profile::default() },
+        Profile { property_ids: PropertyIds::V2Draft03, ..Profile::default() },
+        Profile { subset_bit_order: SubsetBitOrder::MsbFirst, ..Profile::default() },
+        Profile { v2_envelope: V2Envelope::Draft00, ..Profile::default() },
+    ];
+    for (i, full) in [&initxch, &xmtreq, &literal, &unlocated].into_iter().enumerate() {
+        let p = if i == 2 { &profiles[1] } else { &profiles[0] };
+        assert!(super::scan::optional(full, p).is_some(), "the scan takes message {i}");
+        let mut cases = std::vec::Vec::new();
+        for cut in 0..=full.len() {
+            cases.push(full[..cut].to_vec());
+        }
+        for at in 0..full.len() {
+            for v in [1u8, 2, 4, 0x80, 0xff] {
+                let mut m = full.clone();
+                m[at] ^= v;
+                cases.push(m);
+            }
+        }
+        for c in &cases {
+            for p in &profiles {
+                match (super::scan::optional(c, p), Message::decode_precise(c, p)) {
+                    (Some(f), Ok(m)) => {
+                        assert_eq!(f, m);
+                        for role in [Role::Call, Role::Reply] {
+                            assert!(check(&f, role).iter().eq(check(&m, role).iter()), "{:?}", check(&m, role));
+                        }
+                    }
+                    (Some(f), Err(e)) => panic!("the scan accepted what the decoder rejects ({e}): {f:?}"),
+                    (None, _) => {}
+                }
+            }
+        }
+    }
+}
+
+/// The facts a scan records live in the padding of a decoded array: nothing grows.
+#[cfg(target_pointer_width = "64")]
+#[test]
+fn decoded_arrays_and_messages_keep_their_size() {
+    assert_eq!(core::mem::size_of::<crate::xdr::Array<'static, u32>>(), 24);
+    assert_eq!(core::mem::size_of::<Message<'static>>(), 152);
+}
+
+/// The builder's fast path for ROPT_INITXCH and ROPT_XMTREQ writes what the `Writer` path
+/// writes, from values and from decoded operations, and fails on every short buffer with
+/// the same error.
+#[test]
+fn optional_fast_encode_matches_the_writer() {
+    use crate::chunk::Segment;
+    use crate::xdr::{Array, Writer};
+    use rtrext::{Loc, Mitem, RsdItem, RsdLoc, RsdRange, RsdSet, XmtReq};
+    use xcharext::{InitXch, XcharSpec, XcharSubset, XcharVal};
+    let p = Profile::default();
+    let segs = [Segment::new(0x11, 8192, 0x4000), Segment::new(0x12, 16, 0x8000)];
+    let bsnum = [3u32, 4];
+    let dp = [
+        Mitem { disp: 0, length: 8192, loc: Loc::Exrw(Array::from_slice(&segs)) },
+        Mitem { disp: 8192, length: 16, loc: Loc::Tbsn { offset: 12, bsnum: Array::from_slice(&bsnum) } },
+        Mitem { disp: 9000, length: 0, loc: Loc::NoItem },
+    ];
+    let items = [
+        RsdItem { minlen: 64, loc: RsdLoc::BySize { dsdov: 7, bsex: Array::from_slice(&segs[..1]) } },
+        RsdItem { minlen: 32, loc: RsdLoc::Choice(Array::from_slice(&segs)) },
+        RsdItem { minlen: 8, loc: RsdLoc::Tbsn },
+    ];
+    let rsd = [RsdSet { range: RsdRange { begin: 10, end: 20 }, items: Array::from_slice(&items) }];
+    let xmtreq = XmtReq { dp: Array::from_slice(&dp), rsd: Array::from_slice(&rsd), count: 1, rsbuf: 2, pslen: 8 };
+    let vals = [XcharVal::new(1, &[0, 0, 0x20, 0]), XcharVal::new(3, &[0, 0, 0, 2])];
+    let odd = [XcharVal::new(0xffff_ff00, &[1, 2, 3])];
+    let nochg = [1u32, 0x8000_0000];
+    let initxch = |vals| {
+        OptInfo::Xchar(xcharext::Op::InitXch(InitXch {
+            start: XcharSpec::new(vals, p.property_ids),
+            nochg: XcharSubset::new(&nochg, p.subset_bit_order),
+        }))
+    };
+    let payload = [0u8, 0, 0, 0x30, 0, 0, 0, 0];
+    let mut builders = std::vec![
+        HeaderBuilder::optional(0x30, 0x10, MsgType::CALL, 5, OptInfo::Rtr(rtrext::Op::XmtReq(xmtreq)))
+            .payload(&payload),
+        HeaderBuilder::optional(0x20, 1, MsgType::CALL, 1, initxch(&vals)),
+        HeaderBuilder::optional(0x20, 1, MsgType::REPLY, 1, initxch(&odd)),
+        HeaderBuilder::optional(0x30, 0x10, MsgType::CALL, 5, {
+            OptInfo::Rtr(rtrext::Op::XmtReq(XmtReq { rsd: Array::empty(), ..xmtreq }))
+        }),
+    ];
+    // The same operations decoded (their arrays are the received bytes).
+    let mut bytes = std::vec::Vec::new();
+    for b in &builders[..2] {
+        let mut out = [0u8; 512];
+        let n = b.encode(&mut out).unwrap();
+        bytes.push(out[..n].to_vec());
+    }
+    let decoded: std::vec::Vec<_> = bytes.iter().map(|b| Message::decode(b, &p).unwrap()).collect();
+    for m in &decoded {
+        let Body::Optional(o) = m.header.body else { panic!("{m:?}") };
+        builders.push(HeaderBuilder::optional(m.header.xid, 1, MsgType::CALL, o.opttype, o.info).payload(m.payload));
+    }
+    // Payloads around the short-copy lengths (8 to 16 bytes).
+    let long: std::vec::Vec<u8> = (1..=40).collect();
+    for n in [1, 4, 7, 8, 9, 15, 16, 17, 40] {
+        builders.push(builders[0].payload(&long[..n]));
+    }
+    for b in &builders {
+        let mut slow = [0u8; 512];
+        let mut w = Writer::new(&mut slow);
+        b.write(&mut w).unwrap();
+        let n = w.len();
+        let mut fast = [0u8; 512];
+        assert_eq!(b.encode(&mut fast), Ok(n));
+        assert_eq!(&fast[..n], &slow[..n]);
+        for short in 0..n {
+            let mut w = Writer::new(&mut slow[..short]);
+            assert_eq!(b.encode(&mut fast[..short]), Err(b.write(&mut w).unwrap_err()));
+        }
+    }
+}

@@ -39,7 +39,9 @@ impl<'a> Item<'a> for u32 {
 enum Repr<'a, T> {
     /// Validated bytes of `count` elements (count word excluded). Their offset in the
     /// message is not kept: re-reading validated elements cannot fail, so no error needs it.
-    Wire { bytes: &'a [u8], count: u32 },
+    /// `facts`: what the decoder learnt of the elements on the way, for the checks (0: not
+    /// recorded; the meaning of the other bits is the element type's, see [`Array::facts`]).
+    Wire { bytes: &'a [u8], count: u32, facts: u8 },
     /// Plain values, for building.
     Slice(&'a [T]),
 }
@@ -62,13 +64,36 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         Array { repr: Repr::Slice(&[]) }
     }
 
+    /// The validated encoding of `count` elements (count word excluded), as a scan of the
+    /// whole message found them: what [`Array::decode`] would have returned.
+    #[inline(always)]
+    pub(crate) const fn from_wire(bytes: &'a [u8], count: u32) -> Self {
+        Self::from_wire_with_facts(bytes, count, 0)
+    }
+
+    /// [`Array::from_wire`] with facts about the elements that the scan proved.
+    #[inline(always)]
+    pub(crate) const fn from_wire_with_facts(bytes: &'a [u8], count: u32, facts: u8) -> Self {
+        Array { repr: Repr::Wire { bytes, count, facts } }
+    }
+
+    /// The facts recorded by the decoder that produced this array (0 for none, and for an
+    /// array of values). One byte, in the padding of the `Wire` form: no decoded value grows.
+    #[inline]
+    pub(crate) fn facts(&self) -> u8 {
+        match self.repr {
+            Repr::Wire { facts, .. } => facts,
+            Repr::Slice(_) => 0,
+        }
+    }
+
     /// Decodes a count (checked against the bytes left, in `field`) and its elements.
     pub fn decode(r: &mut Reader<'a>, field: Field) -> Result<Self, DecodeError> {
         if T::FIXED {
             // The count check is the whole validation: the elements fill count * MIN_LEN bytes.
             let count = r.count(field, T::MIN_LEN)?;
             let bytes = r.take(count as usize * T::MIN_LEN, field)?;
-            return Ok(Array { repr: Repr::Wire { bytes, count } });
+            return Ok(Self::from_wire(bytes, count));
         }
         Self::decode_with(r, field, T::decode)
     }
@@ -83,7 +108,7 @@ impl<'a, T: Item<'a>> Array<'a, T> {
         for _ in 0..count {
             item(r)?;
         }
-        Ok(Array { repr: Repr::Wire { bytes: r.since(start), count } })
+        Ok(Self::from_wire(r.since(start), count))
     }
 
     pub fn len(&self) -> usize {
@@ -99,7 +124,9 @@ impl<'a, T: Item<'a>> Array<'a, T> {
 
     pub fn iter(&self) -> ArrayIter<'a, T> {
         match self.repr {
-            Repr::Wire { bytes, count } => ArrayIter { inner: IterRepr::Wire { r: Reader::new(bytes), left: count } },
+            Repr::Wire { bytes, count, .. } => {
+                ArrayIter { inner: IterRepr::Wire { r: Reader::new(bytes), left: count } }
+            }
             Repr::Slice(s) => ArrayIter { inner: IterRepr::Slice(s.iter()) },
         }
     }
@@ -107,6 +134,15 @@ impl<'a, T: Item<'a>> Array<'a, T> {
     /// Element `i` (walks the array: elements may vary in size).
     pub fn get(&self, i: usize) -> Option<T> {
         self.iter().nth(i)
+    }
+
+    /// The values of an array built from values (None for a decoded array).
+    #[inline]
+    pub(crate) fn values(&self) -> Option<&'a [T]> {
+        match self.repr {
+            Repr::Slice(s) => Some(s),
+            Repr::Wire { .. } => None,
+        }
     }
 
     /// The elements' encoding as received (count word excluded), for a decoded array.

@@ -1,8 +1,9 @@
 //! The rtrext-03 rules over a decoded operation.
 
 use super::ops::Op;
-use super::placement::{GrpInfo, Loc, RsdGroup, RsdRange, XmdpType};
+use super::placement::{facts, GrpInfo, Loc, RsdGroup, RsdRange, XmdpType};
 use crate::check::Violations;
+use crate::chunk::SEGMENT_LEN;
 use crate::v2::types::MsgType;
 
 // Semantic checks
@@ -32,23 +33,53 @@ crate::check::rule_table! {
 }
 
 fn check_dp(dp: &GrpInfo<'_>, in_request: bool, out: &mut Violations) {
-    for m in dp.iter() {
-        let kind = m.loc.kind();
+    let mut item = |length: u32, kind: XmdpType, empty: bool| {
         if in_request && matches!(kind, XmdpType::XMPTYPE_TOOSHORT | XmdpType::XMPTYPE_NOITEM) {
             out.rule(&rules::RESULT_TYPE_IN_REQUEST, Some(kind.0 as u64), None);
         }
-        let empty = match &m.loc {
-            Loc::Exrw(s) => s.is_empty(),
-            Loc::Tbsn { bsnum, .. } => bsnum.is_empty(),
-            Loc::TooShort | Loc::NoItem => false,
-        };
-        if empty && m.length > 0 {
-            out.rule(&rules::NO_LOCATION, Some(m.length as u64), None);
+        if empty && length > 0 {
+            out.rule(&rules::NO_LOCATION, Some(length as u64), None);
+        }
+    };
+    let (f, wanted) = (dp.facts(), facts::NO_LOCATION | if in_request { facts::RESULT_TYPE } else { 0 });
+    if f & facts::KNOWN != 0 && f & wanted == 0 {
+        return;
+    }
+    match dp.wire_bytes() {
+        // A decoded array: its bytes were validated, so the three facts each rule needs are
+        // read in place (xmdmi_length, the xmdp_loc discriminant, the count of its arm).
+        Some(b) => {
+            let word = |at: usize| crate::chunk::word(b, at).unwrap_or(0) as usize;
+            let mut at = 0;
+            for _ in 0..dp.len() {
+                let kind = XmdpType(word(at + 8) as u32);
+                let (count, next) = match kind {
+                    XmdpType::XMPTYPE_EXRW => (word(at + 12), at + 16 + SEGMENT_LEN * word(at + 12)),
+                    XmdpType::XMPTYPE_TBSN => (word(at + 16), at + 20 + 4 * word(at + 16)),
+                    _ => (1, at + 12),
+                };
+                item(word(at + 4) as u32, kind, count == 0);
+                at = next;
+            }
+        }
+        None => {
+            for m in dp.iter() {
+                let empty = match &m.loc {
+                    Loc::Exrw(s) => s.is_empty(),
+                    Loc::Tbsn { bsnum, .. } => bsnum.is_empty(),
+                    Loc::TooShort | Loc::NoItem => false,
+                };
+                item(m.length, m.loc.kind(), empty);
+            }
         }
     }
 }
 
 fn check_rsd(rsd: &RsdGroup<'_>, out: &mut Violations) {
+    let f = rsd.facts();
+    if f & facts::KNOWN != 0 && f & facts::RANGES == 0 {
+        return;
+    }
     let mut prev: Option<RsdRange> = None;
     for s in rsd.iter() {
         if s.range.begin > s.range.end {

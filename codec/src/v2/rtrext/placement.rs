@@ -21,6 +21,19 @@ wire_enum! {
     }
 }
 
+/// What a scan of the whole message records of a placement array ([`Array::facts`]), so
+/// that the rtrext checks need not walk an array that has nothing to report.
+pub(crate) mod facts {
+    /// The facts below were recorded (an array decoded field by field has none).
+    pub const KNOWN: u8 = 1;
+    /// `xmdp_mitem<>`: some xmdp_loc is XMPTYPE_TOOSHORT or XMPTYPE_NOITEM.
+    pub const RESULT_TYPE: u8 = 2;
+    /// `xmdp_mitem<>`: some item of nonzero length has an empty `xmdl_ex` or `xmdl_bsnum`.
+    pub const NO_LOCATION: u8 = 4;
+    /// `xmdp_rsdset<>`: some range is inverted or does not follow the one before it.
+    pub const RANGES: u8 = 8;
+}
+
 pub(super) fn no_arm(field: Field, at: usize, value: u32) -> DecodeError {
     DecodeError::new(field, at, ErrorKind::InvalidEnum { value })
 }

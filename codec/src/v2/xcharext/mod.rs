@@ -215,7 +215,7 @@ impl<'a> XcharVal<'a> {
 /// The common case of [`typed`] without building the value: a known one-word characteristic
 /// whose word is valid. False sends the value to [`typed`], which checks it field by field.
 #[inline]
-fn one_word_value_is_valid(which: u32, data: &[u8], ids: PropertyIds) -> bool {
+pub(crate) fn one_word_value_is_valid(which: u32, data: &[u8], ids: PropertyIds) -> bool {
     let Ok(w) = <[u8; 4]>::try_from(data) else { return false };
     let v = u32::from_be_bytes(w);
     match Known::from_id(which, ids) {
@@ -284,6 +284,18 @@ impl<'a> XcharSpec<'a> {
     /// A spec of plain values, typed under `ids`.
     pub const fn new(vals: &'a [XcharVal<'a>], ids: PropertyIds) -> Self {
         XcharSpec { vals: Array::from_slice(vals), ids }
+    }
+
+    /// Values already validated by a scan of the whole message.
+    #[inline(always)]
+    pub(crate) const fn from_wire(vals: Array<'a, XcharVal<'a>>, ids: PropertyIds) -> Self {
+        XcharSpec { vals, ids }
+    }
+
+    /// The array of values, for the encoder's fast path.
+    #[inline(always)]
+    pub(crate) fn values(&self) -> &Array<'a, XcharVal<'a>> {
+        &self.vals
     }
 
     /// Decodes the array (count in `field`) and checks every known value.

@@ -38,6 +38,18 @@ impl<'a> XcharSubset<'a> {
         XcharSubset { words: Array::from_slice(words), order }
     }
 
+    /// Words already validated by a scan of the whole message.
+    #[inline(always)]
+    pub(crate) const fn from_wire(words: Array<'a, u32>, order: SubsetBitOrder) -> Self {
+        XcharSubset { words, order }
+    }
+
+    /// The array of words, for the encoder's fast path.
+    #[inline(always)]
+    pub(crate) fn words_array(&self) -> &Array<'a, u32> {
+        &self.words
+    }
+
     pub fn decode(r: &mut Reader<'a>, field: Field, order: SubsetBitOrder) -> Result<Self, DecodeError> {
         Ok(XcharSubset { words: Array::decode(r, field)?, order })
     }
