@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 use clap::Args;
 use rpcrdma_conformance::expectations::Expectations;
-use rpcrdma_conformance::fuzz::kernel_log::{report_signature, CONTEXT_LINES};
+use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
 use rpcrdma_peers::observe::{Observed, ObservedConnection};
 use rpcrdma_peers::responder::ReplyFuzz;
 use serde_json::json;
@@ -124,22 +124,18 @@ struct Finding {
 }
 
 fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Expectations>) -> Vec<Finding> {
+    let text: Vec<String> = lines.iter().map(|(_, l)| l.clone()).collect();
     let mut out: Vec<Finding> = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let (at, line) = &lines[i];
-        let Some(sig) = report_signature(line) else {
-            i += 1;
-            continue;
-        };
-        let end = (i + 1 + CONTEXT_LINES).min(lines.len());
+    for (i, sig) in report_signatures(&text) {
         let kind = format!("kernel-report: {sig}");
-        if !out.iter().any(|f| f.kind == kind) {
-            let after = muts.iter().rev().find(|m| m.at <= *at).cloned();
-            let known = profile.and_then(|p| p.known_finding(&kind)).map(|k| k.reason.clone());
-            out.push(Finding { kind, lines: lines[i..end].iter().map(|(_, l)| l.clone()).collect(), after, known });
+        if out.iter().any(|f| f.kind == kind) {
+            continue;
         }
-        i += 1;
+        let at = lines[i].0;
+        let end = (i + 1 + CONTEXT_LINES).min(lines.len());
+        let after = muts.iter().rev().find(|m| m.at <= at).cloned();
+        let known = profile.and_then(|p| p.known_finding(&kind)).map(|k| k.reason.clone());
+        out.push(Finding { kind, lines: text[i..end].to_vec(), after, known });
     }
     out
 }

@@ -111,7 +111,7 @@ pub fn reply_violations(f: &Frame) -> Vec<String> {
 /// The finding an observation shows, if any, most severe first.
 pub fn finding(obs: &Observation) -> Option<Kind> {
     let kind = |class: Class, detail: &str| Some(Kind { class, detail: detail.to_string() });
-    if let Some(signature) = obs.kernel.iter().find_map(|l| super::kernel_log::report_signature(l)) {
+    if let Some((_, signature)) = super::kernel_log::report_signatures(&obs.kernel).into_iter().next() {
         return kind(Class::KernelReport, &signature);
     }
     if obs.connect_failed.is_some() || obs.liveness == Liveness::Refused {

@@ -55,6 +55,34 @@ pub fn report_signature(line: &str) -> Option<String> {
     None
 }
 
+/// The reports in `lines`: each report's first line (its index) and its signature. A report's
+/// later lines (the `Oops` after a `BUG:`, its registers and trace) are part of it, not reports
+/// of their own; a signature that names no place (a NULL dereference, an oops, a page fault,
+/// a general protection fault) gets the function of the report's `RIP:` line.
+pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
+    let mut out = Vec::new();
+    let mut until = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if i < until {
+            continue;
+        }
+        let Some(mut sig) = report_signature(line) else { continue };
+        until = i + 1 + CONTEXT_LINES;
+        let placeless =
+            ["BUG: kernel NULL pointer dereference", "BUG: unable to handle", "Oops", "general protection fault"];
+        if placeless.iter().any(|p| sig.starts_with(p)) {
+            let rip = lines[i + 1..lines.len().min(until)].iter().find_map(|l| l.trim().strip_prefix("RIP: "));
+            if let Some(rip) = rip {
+                // "0010:frwr_unmap_sync+0xb1/0x240 [rpcrdma]"
+                let at = rip.split_once(':').map_or(rip, |(_, f)| f);
+                sig = format!("{sig} in {}", function(at));
+            }
+        }
+        out.push((i, sig));
+    }
+    out
+}
+
 /// "net/x.c:123 func+0x1c/0x80 [mod]" -> "net/x.c:123 func".
 fn place_and_function(place: &str) -> String {
     let mut words = place.split_whitespace();
@@ -166,6 +194,29 @@ mod tests {
         let b = report_signature("WARNING: CPU: 3 PID: 9 at net/a.c:1 f+0x7/0x9");
         assert_eq!(a, b);
         assert_ne!(a, report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:2 f+0x1/0x2"));
+    }
+
+    #[test]
+    fn one_oops_is_one_report_named_by_its_rip() {
+        let lines: Vec<String> = [
+            "before",
+            "BUG: kernel NULL pointer dereference, address: 0000000000000068",
+            "#PF: supervisor write access in kernel mode",
+            "Oops: Oops: 0002 [#1] SMP NOPTI",
+            "Workqueue: rpciod rpc_async_schedule [sunrpc]",
+            "RIP: 0010:frwr_unmap_sync+0xb1/0x240 [rpcrdma]",
+            "Call Trace:",
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+        assert_eq!(
+            report_signatures(&lines),
+            [(1, "BUG: kernel NULL pointer dereference in frwr_unmap_sync".to_string())]
+        );
+        // A WARNING names its place already; nothing is added.
+        let warn = vec!["WARNING: CPU: 0 PID: 1 at a.c:1 f+0x0/0x1".to_string(), "RIP: 0010:g+0x1/0x2".to_string()];
+        assert_eq!(report_signatures(&warn), [(0, "WARNING at a.c:1 f".to_string())]);
     }
 
     #[test]
