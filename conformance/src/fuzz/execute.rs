@@ -293,10 +293,14 @@ pub fn well_formed(bytes: &[u8], regions: &[Region], contents: &[&[u8]], peer_re
             call
         }
     };
-    matches!(
-        RpcMessage::decode(&call),
-        Ok(RpcMessage { header: RpcHeader::Call(c), .. }) if c.xid == m.header.xid
-    )
+    let Ok(RpcMessage { header: RpcHeader::Call(c), body_offset, .. }) = RpcMessage::decode(&call) else {
+        return false;
+    };
+    // A read chunk placed inside the call's RPC header (RDMA_MSG, a position short of the
+    // header's end) makes the reassembled message something else than the inline call.
+    let inside_header =
+        matches!(m.header.body, Body::Msg(_)) && chunks.reads.segments().any(|s| (s.position as usize) < body_offset);
+    c.xid == m.header.xid && !inside_header
 }
 
 /// The ranges of one region a message's bytes grant the peer.
@@ -377,6 +381,10 @@ mod tests {
         let header = HeaderBuilder::msg(XID, 32).encode_to_vec();
         assert!(well_formed(&[header.clone(), null_call(XID)].concat(), &[], &[], 4096));
         assert!(!well_formed(&[header, vec![0xc5; 40]].concat(), &[], &[], 4096));
+        // The 30-minute session's false no-reply: a chunk at position 4, inside the RPC header.
+        let seg = [ReadSegment { position: 4, target: Segment::new(REGION.handle, 4, REGION.offset) }];
+        let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
+        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096));
         // The 7.3 WARN case: a position-zero chunk in RDMA_MSG, before an inline call.
         let seg = [ReadSegment { position: 0, target: Segment::new(REGION.handle, 4, REGION.offset) }];
         let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
