@@ -217,10 +217,19 @@ pub fn seconds(v: f64, option: &str) -> Result<Duration, i32> {
     }
 }
 
+/// `s` as part of a file name: letters, digits and `-` kept, anything else `_`.
+pub(crate) fn file_safe(s: &str) -> String {
+    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
+}
+
+/// `--seed` as given, or one from the clock.
+pub(crate) fn seed_or_clock(seed: Option<u64>) -> u64 {
+    seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64))
+}
+
 fn file_name(f: &Finding, n: usize) -> String {
     let k = &f.reproducer.kind;
-    let detail: String =
-        k.detail.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let detail = file_safe(&k.detail);
     let tail = if detail.is_empty() { String::new() } else { format!("-{detail}") };
     format!("{:03}-{}{tail}.json", n + 1, k.class.name())
 }
@@ -341,8 +350,7 @@ pub fn run(args: FuzzArgs) -> i32 {
         eprintln!("error: {}: {e}", args.out.display());
         return EXIT_USAGE;
     }
-    let seed =
-        args.seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64));
+    let seed = seed_or_clock(args.seed);
     let config = Config {
         seed,
         duration: Some(duration),

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use rpcrdma_conformance::engine::ctx::hex;
 use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
 use rpcrdma_peers::observe::{Observed, ObservedConnection};
@@ -52,9 +53,7 @@ pub struct Session {
 impl Session {
     /// Sets up the session; Err(exit code) after saying why not.
     pub fn start(args: &FuzzArgs) -> Result<Session, i32> {
-        let seed = args.seed.unwrap_or_else(|| {
-            std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64)
-        });
+        let seed = crate::fuzz::seed_or_clock(args.seed);
         let log = match &args.kernel_log {
             None => None,
             Some(p) => match KernelLog::follow(p) {
@@ -140,12 +139,8 @@ fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Ex
     out
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 fn save(dir: &Path, n: usize, f: &Finding, seed: u64) -> Result<PathBuf, String> {
-    let name: String = f.kind.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect();
+    let name = crate::fuzz::file_safe(&f.kind);
     let path = dir.join(format!("{:03}-{name}.json", n + 1));
     let v = json!({
         "format": "rpcrdma-serve-fuzz-finding/1",
