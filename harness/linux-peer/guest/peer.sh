@@ -1,7 +1,8 @@
 #!/bin/sh
 # Soft-RoCE on a dummy netdev whose address exists only in this VM (qemu runs with -nic
 # none), and the kernel NFS server listening for RDMA on 20049. rxe on lo does not work with
-# RDMA-CM (rdma_resolve_route: ENODEV), hence the dummy device.
+# RDMA-CM (rdma_resolve_route: ENODEV), hence the dummy device. PEER=ganesha: NFS-Ganesha
+# (appended to the initramfs by ./run) serves instead of nfsd.
 IP=${PEER_IP:-10.55.0.1}
 step() {
   n=$1; shift
@@ -18,16 +19,23 @@ step rxe sh -c 'rdma link add rxe0 type rxe netdev dummy0'
 if [ "${SIW:-0}" = 1 ]; then
   step siw sh -c "modprobe siw && ip link add dummy1 type dummy && ip addr add ${SIW_IP:-10.55.1.1}/24 dev dummy1 && ip link set dummy1 up && rdma link add siw0 type siw netdev dummy1"
 fi
-step nfsd sh -c '
-  modprobe nfsd && modprobe rpcrdma &&
-  mount -t nfsd nfsd /proc/fs/nfsd &&
-  mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs 2>/dev/null;
+# The server under test: the kernel's nfsd, or NFS-Ganesha (PEER=ganesha on the kernel command
+# line) exporting the same tree, with the same port for RPC-over-RDMA.
+step export sh -c '
   mount -t tmpfs tmpfs /export &&
   { [ ! -x /extra/rpcrdma-harness ] || /extra/rpcrdma-harness export-tree /export; } &&
-  mkdir -p /run/rpcbind && rpcbind -w &&
-  exportfs -ra && rpc.mountd --manage-gids &&
-  echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null;
-  rpc.nfsd 4 &&
-  echo "rdma 20049" > /proc/fs/nfsd/portlist'
+  mkdir -p /run/rpcbind && rpcbind -w'
+if [ "${PEER:-nfsd}" = ganesha ]; then
+  step ganesha /ganesha/start
+else
+  step nfsd sh -c '
+    modprobe nfsd && modprobe rpcrdma &&
+    mount -t nfsd nfsd /proc/fs/nfsd &&
+    mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs 2>/dev/null;
+    exportfs -ra && rpc.mountd --manage-gids &&
+    echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null;
+    rpc.nfsd 4 &&
+    echo "rdma 20049" > /proc/fs/nfsd/portlist'
+fi
 [ "${SIW:-0}" = 1 ] && IP=${SIW_IP:-10.55.1.1}
 echo "@@PEER_READY ip=$IP port=20049 kernel=$(uname -r) up=$(cut -d' ' -f1 /proc/uptime)"
