@@ -241,8 +241,8 @@ pub fn run(args: RunArgs) -> i32 {
     };
     let total = checks.len();
     if !quiet {
-        let (checks, root) = (plural(total, "check", "checks"), root.describe());
-        textln!("rpcrdma-harness {} against {peer}, root handle {root} ({checks})", report::VERSION);
+        let (n, root) = (plural(total, "check", "checks"), root.describe());
+        textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n})", report::VERSION);
     }
     let strict = args.strict;
     let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |step| match step {

@@ -176,6 +176,10 @@ fn run_records_the_root_handle() {
     assert_eq!(v["root_fh"], serde_json::json!({"hex": "0100010001000000", "source": "embedded", "export": null}));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.lines().next().unwrap().contains("root handle 0100010001000000 (embedded)"), "{err}");
+    let out = common::harness().args(["run", "rfc8166/4.2.4/null-call", "--junit", "-"]).output().unwrap();
+    let xml = String::from_utf8_lossy(&out.stdout);
+    assert!(xml.contains(r#"<property name="root_fh" value="0100010001000000"/>"#), "{xml}");
+    assert!(xml.contains(r#"<property name="root_fh.source" value="embedded"/>"#), "{xml}");
     // A handle given: the checks use it, and the embedded responder knows no such handle.
     let given = "a0a1a2a3a4a5a6a7a8a9aaab";
     let out = common::harness()
