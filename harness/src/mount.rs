@@ -13,8 +13,8 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rpcrdma_conformance::engine::ctx::hex;
 use rpcrdma_peers::proto::mount::{
-    decode_getport, decode_mountres3, dirpath_args, Mapping, MountError, FHSIZE3, MOUNTPROC3_MNT, MOUNTPROC3_UMNT,
-    MOUNT_PROGRAM, MOUNT_V3, PMAPPROC_GETPORT, PMAP_PORT, PMAP_PROG, PMAP_VERS,
+    decode_getport, decode_mountres3, dirpath_args, Mapping, MountError, MountStat3, FHSIZE3, MOUNTPROC3_MNT,
+    MOUNTPROC3_UMNT, MOUNT_PROGRAM, MOUNT_V3, PMAPPROC_GETPORT, PMAP_PORT, PMAP_PROG, PMAP_VERS,
 };
 use rpcrdma_peers::proto::nfs3::ROOT_FH;
 use rpcrdma_peers::proto::record::{call_record, parse_record, reply_results, Cred, ReplyError, MAX_RECORD};
@@ -166,6 +166,10 @@ impl Failure {
     pub fn hint(&self) -> &'static str {
         match (self.step, &self.error) {
             (Step::Rpcbind, _) => "give --mount-port PORT to skip rpcbind, or --root-fh HEX to skip MOUNT",
+            (_, CallError::Protocol(MountError::Status(MountStat3::MNT3ERR_ACCES))) => {
+                "the peer refuses this client (Linux's mountd refuses an unprivileged source port unless the \
+                 export has `insecure`, as RPC-over-RDMA from the harness needs too), or give --root-fh HEX to skip MOUNT"
+            }
             (_, CallError::Protocol(MountError::Status(_))) => {
                 "check --export against the peer's exports, or give --root-fh HEX to skip MOUNT"
             }

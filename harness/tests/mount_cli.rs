@@ -98,7 +98,7 @@ fn mount_errors_name_the_status() {
     assert!(matches!(f.error, CallError::Protocol(MountError::Status(MountStat3(13)))), "{f}");
     let line = f.to_string();
     assert!(line.starts_with("MOUNT (MOUNTPROC3_MNT) at 127.0.0.1:") && line.ends_with("MNT3ERR_ACCES"), "{line}");
-    assert!(f.hint().contains("--root-fh"), "{}", f.hint());
+    assert!(f.hint().contains("--root-fh") && f.hint().contains("insecure"), "{}", f.hint());
     // AUTH_NONE, which the reference service refuses for MNT as servers do: MSG_DENIED.
     let e = mount::call(s.mount, 100005, 3, 1, Cred::None, &EXPORT_ARGS, T).unwrap_err();
     assert!(matches!(e, CallError::Protocol(MountError::Reply(ReplyError::Denied(_)))), "{e:?}");
