@@ -11,6 +11,7 @@ pub mod fuzz;
 pub mod input;
 pub mod kernel_log;
 pub mod matrix;
+pub mod mount;
 pub mod output;
 pub mod peer;
 pub mod replay;

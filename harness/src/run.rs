@@ -53,6 +53,8 @@ pub struct RunArgs {
     outputs: report::Outputs,
     #[command(flatten)]
     text: TextArgs,
+    #[command(flatten)]
+    mount: crate::mount::MountArgs,
     /// Make the embedded responder misbehave (for testing the harness itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     fault: Vec<String>,
@@ -203,7 +205,7 @@ pub fn run(args: RunArgs) -> i32 {
             }
         },
     };
-    let options = RunOptions { timeout: args.timeout, ..RunOptions::default() };
+    let mut options = RunOptions { timeout: args.timeout, ..RunOptions::default() };
 
     // A peer that cannot be reached at all is exit 3, before running anything.
     if args.peer.is_some() {
@@ -212,6 +214,12 @@ pub fn run(args: RunArgs) -> i32 {
             return EXIT_UNREACHABLE;
         }
     }
+    // The export's root file handle: by MOUNT from a peer, as NFS clients obtain it.
+    let (root, mounted) = match crate::mount::for_run(&args.mount, args.peer.as_deref(), options.timeout) {
+        Ok(r) => r,
+        Err(code) => return code,
+    };
+    options.root_fh = root.fh.clone();
     // Every report destination is checked before the first check runs.
     let mut outputs = match args.outputs.prepare() {
         Ok(p) => p,
@@ -233,7 +241,8 @@ pub fn run(args: RunArgs) -> i32 {
     };
     let total = checks.len();
     if !quiet {
-        textln!("rpcrdma-harness {} against {peer} ({})", report::VERSION, plural(total, "check", "checks"));
+        let (n, root) = (plural(total, "check", "checks"), root.describe());
+        textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n})", report::VERSION);
     }
     let strict = args.strict;
     let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |step| match step {
@@ -255,6 +264,7 @@ pub fn run(args: RunArgs) -> i32 {
         select: args.select.clone(),
         exclude: args.exclude.clone(),
         profile_path: args.expect.as_ref().map(|p| p.display().to_string()),
+        root_fh: Some(root),
         ..Metadata::new("run")
     };
     let run = Run {
@@ -270,6 +280,10 @@ pub fn run(args: RunArgs) -> i32 {
         meta,
     };
     let wrote = report::write_files(&run, &mut outputs);
+    if let Some(at) = mounted {
+        // Courtesy, as umount does; the server's mount list is all it changes.
+        let _ = crate::mount::umnt(at, &args.mount.export, options.timeout);
+    }
     if interrupted && !quiet {
         textln!("interrupted: the remaining checks were skipped");
     }

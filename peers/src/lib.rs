@@ -8,11 +8,13 @@
 //! - [`ulp`]: the upper layers behind it (NFSv3 over an in-memory tree, CCP).
 //! - [`requester`]: the reference requester's workload, with its own fault switches.
 //! - [`observe`]: the observation tap: what a requester did, as the responder saw it.
+//! - [`mountd`]: the reference MOUNT service and portmapper (TCP), for testing MOUNT clients.
 //!
 //! Nothing here judges; the judge (`rpcrdma-conformance`) builds on this crate, never the
 //! other way round.
 #![forbid(unsafe_code)]
 
+pub mod mountd;
 pub mod observe;
 pub mod proto;
 pub mod requester;

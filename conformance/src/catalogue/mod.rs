@@ -15,7 +15,7 @@ pub mod write_chunks;
 
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, ROOT_FH};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP};
 
 use crate::engine::{expect, Check, Ctx, Judged, OrFail, Received, Verdict};
 use crate::frame::v1::Header;
@@ -84,7 +84,7 @@ pub(crate) fn v1(f: &Frame) -> &Header {
 
 /// Looks up `name` in the export root; the file handle.
 pub(crate) fn lookup(ctx: &mut Ctx, name: &str) -> Result<Vec<u8>, Verdict> {
-    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(ctx.root_fh(), name));
     let got = ctx.call(&call.msg());
     let want = format!("LOOKUP of {name:?} answered NFS3_OK");
     let (f, _) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(&want)?;

@@ -5,7 +5,7 @@ use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE, ROOT_FH};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE};
 use rpcrdma_peers::transport::{Access, Region, RemoteOp};
 
 use super::{lookup, start};
@@ -198,7 +198,7 @@ fn ddp_ineligible_argument(ctx: &mut Ctx) -> Judged {
     // LOOKUP of "five" in the root with the name's bytes reduced into a read chunk: a file
     // name is not DDP-eligible (RFC 8267 4: only WRITE data and the SYMLINK pathname are).
     let name = nfs3::FILE_FIVE.as_bytes();
-    let full = nfs3::lookup_args(&ROOT_FH, nfs3::FILE_FIVE);
+    let full = nfs3::lookup_args(ctx.root_fh(), nfs3::FILE_FIVE);
     assert_eq!(name.len() % 4, 0, "a name without XDR pad");
     let mut call = ctx.nfs3(NFSPROC3_LOOKUP, full[..full.len() - name.len()].to_vec());
     let src = ctx.source(name);

@@ -315,6 +315,11 @@ impl<'c> Ctx<'c> {
         self.conn.as_deref_mut().expect("the scenario connects first")
     }
 
+    /// The export's root file handle (the run's [`RunOptions::root_fh`]).
+    pub fn root_fh(&self) -> &[u8] {
+        &self.options.root_fh
+    }
+
     /// A fresh XID.
     pub fn xid(&mut self) -> u32 {
         self.next_xid = self.next_xid.wrapping_add(1);

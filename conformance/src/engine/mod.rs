@@ -15,6 +15,7 @@ pub use ctx::{CmExchange, Ctx, Direction, RdmaOp, Received, TranscriptEntry, Wir
 pub use mismatch::{Mismatch, NoMessage};
 use rpcrdma_codec::check::KeyWord;
 
+use rpcrdma_peers::proto::nfs3::ROOT_FH;
 use rpcrdma_peers::transport::Connector;
 
 /// How a check ended (pynfs/Autobahn-style classes).
@@ -210,6 +211,10 @@ pub struct RunOptions {
     pub send_size: u32,
     /// Credits we request in calls.
     pub credits_requested: u32,
+    /// The export's root file handle, from which every check looks up the test files: what
+    /// the peer's MOUNT service returned (RFC 1813 appendix I, MOUNTPROC3_MNT), or given; the
+    /// embedded reference responder's is [`ROOT_FH`].
+    pub root_fh: Vec<u8>,
 }
 
 impl Default for RunOptions {
@@ -220,6 +225,7 @@ impl Default for RunOptions {
             receive_size: 4096,
             send_size: 4096,
             credits_requested: 32,
+            root_fh: ROOT_FH.to_vec(),
         }
     }
 }

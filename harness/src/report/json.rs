@@ -58,6 +58,11 @@ pub fn render(run: &Run<'_>) -> Value {
         "command_line": run.meta.command_line,
         "selection": { "select": run.meta.select, "exclude": run.meta.exclude },
         "profile_path": run.meta.profile_path,
+        "root_fh": run.meta.root_fh.as_ref().map(|r| json!({
+            "hex": r.hex(),
+            "source": r.source.name(),
+            "export": match &r.source { crate::mount::Source::Mount(path) => Some(path.as_str()), _ => None },
+        })),
         "peer": run.peer,
         "transport": run.transport,
         "strict": run.strict,

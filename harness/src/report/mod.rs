@@ -42,6 +42,8 @@ pub struct Metadata {
     pub exclude: Vec<String>,
     /// The `--expect` file, as given.
     pub profile_path: Option<String>,
+    /// The export's root file handle the checks used, and its source (`run` only).
+    pub root_fh: Option<crate::mount::RootHandle>,
 }
 
 /// The harness's version.
@@ -66,6 +68,8 @@ impl Metadata {
             ("selection.select", self.select.join(" ")),
             ("selection.exclude", self.exclude.join(" ")),
             ("profile_path", self.profile_path.clone().unwrap_or_default()),
+            ("root_fh", self.root_fh.as_ref().map(|r| r.hex()).unwrap_or_default()),
+            ("root_fh.source", self.root_fh.as_ref().map(|r| r.source.name()).unwrap_or_default().to_string()),
         ]
     }
 }

@@ -18,7 +18,7 @@ use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
 use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::Profile;
 
-use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, ROOT_FH};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP};
 use rpcrdma_peers::proto::Call;
 
 use super::start;
@@ -152,7 +152,7 @@ fn v2_call(ctx: &Ctx, call: &Call) -> Vec<u8> {
 /// Looks up `name` in the export root with a Version Two call; the file handle.
 fn v2_lookup(ctx: &mut Ctx, name: &str) -> Result<Vec<u8>, Verdict> {
     let want = format!("a Version Two LOOKUP of {name:?} answered NFS3_OK");
-    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+    let call = ctx.nfs3(NFSPROC3_LOOKUP, nfs3::lookup_args(ctx.root_fh(), name));
     let got = ctx.call(&v2_call(ctx, &call));
     let (f, h) = v2_answer(&got, call.xid).or_fail(&want)?;
     rpc_reply_ok(f, h, call.xid).or_fail(&want)?;

@@ -6,7 +6,7 @@ use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
-use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_GETATTR, NFSPROC3_READ, NFSPROC3_READDIR, ROOT_FH};
+use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_GETATTR, NFSPROC3_READ, NFSPROC3_READDIR};
 use rpcrdma_peers::transport::Access;
 
 use super::{first_write_chunk, CANARY};
@@ -16,7 +16,7 @@ use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verd
 fn unused_write_chunk(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let region = ctx.register(64, Access::WRITE);
-    let mut call = ctx.nfs3(NFSPROC3_GETATTR, nfs3::getattr_args(&ROOT_FH));
+    let mut call = ctx.nfs3(NFSPROC3_GETATTR, nfs3::getattr_args(ctx.root_fh()));
     let offered = vec![region.sub_segment(0, 32), region.sub_segment(32, 32)];
     call.writes = vec![offered.clone()];
     let want = "the write chunk returned with its 2 segments (handles and offsets as offered), each of length 0 (an unused write chunk)";
@@ -192,7 +192,7 @@ fn ineligible_not_reduced(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let region = ctx.register(4096, Access::WRITE);
     ctx.conn().write_local(&region, 0, &[CANARY; 4096]).expect("own region");
-    let mut call = ctx.nfs3(NFSPROC3_READDIR, nfs3::readdir_args(&ROOT_FH, 0, [0; 8], 1024));
+    let mut call = ctx.nfs3(NFSPROC3_READDIR, nfs3::readdir_args(ctx.root_fh(), 0, [0; 8], 1024));
     let offered = region.segment();
     call.writes = vec![vec![offered]];
     let want = "the whole READDIR3res inline, the write chunk returned unused (1 segment of length 0, handle and offset as offered) and untouched";
