@@ -166,6 +166,7 @@ mod tests {
             connection_survived: None,
             transcript: Vec::new(),
             duration: std::time::Duration::ZERO,
+            peer: Default::default(),
         }];
         let judged = [judge(&results[0], true, None)];
         let run = Run {
