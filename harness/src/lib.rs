@@ -13,6 +13,7 @@ pub mod kernel_log;
 pub mod matrix;
 pub mod output;
 pub mod peer;
+pub mod peer_health;
 pub mod replay;
 pub mod report;
 pub mod run;

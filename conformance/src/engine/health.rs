@@ -53,6 +53,13 @@ pub struct CommandRun {
     pub output: String,
 }
 
+impl CommandRun {
+    /// Whether it exited 0.
+    pub fn succeeded(&self) -> bool {
+        self.status == "exit 0"
+    }
+}
+
 /// The restart after the peer went down.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Restart {
