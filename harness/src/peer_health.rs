@@ -64,8 +64,8 @@ pub struct Watched {
 impl Watched {
     /// The peer behind `connector`, watched as `args` say. `fresh` brings up the embedded
     /// responder anew: for it, the restart command is run (its output attached, as for a
-    /// peer) and a fresh responder replaces the one that went down. Err names the log that
-    /// cannot be opened.
+    /// peer) and, when it exits 0, a fresh responder replaces the one that went down. Err
+    /// names the log that cannot be opened.
     pub fn new(connector: Box<dyn Connector>, fresh: Option<Fresh>, args: &RunWatchArgs) -> Result<Watched, String> {
         let open = |path: &Option<PathBuf>, option: &str, kmsg: bool| -> Result<Option<KernelLog>, String> {
             path.as_ref()
@@ -106,8 +106,9 @@ impl Peer for Watched {
     }
     fn restart(&mut self) -> Option<CommandRun> {
         let run = run_command(self.restart_command.as_deref()?, RESTART_LIMIT, true);
-        if let Some(fresh) = &mut self.fresh {
-            self.connector = fresh();
+        match &mut self.fresh {
+            Some(fresh) if run.succeeded() => self.connector = fresh(),
+            _ => {}
         }
         Some(run)
     }
