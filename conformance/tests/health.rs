@@ -111,3 +111,30 @@ fn a_faithful_responder_is_probed_after_a_silence_and_never_found_down() {
         assert_eq!((r.outcome, &r.peer.down), (Outcome::Pass, &None), "{}", r.check.id);
     }
 }
+
+/// A peer whose connection manager never answers: every connect times out.
+struct Unanswering;
+
+impl Connector for Unanswering {
+    fn connect(
+        &mut self,
+        _: &[u8],
+        _: std::time::Instant,
+    ) -> Result<Box<dyn rpcrdma_peers::transport::Connection>, rpcrdma_peers::transport::TransportError> {
+        Err(rpcrdma_peers::transport::TransportError::Timeout)
+    }
+    fn describe(&self) -> String {
+        "unanswering".into()
+    }
+}
+
+#[test]
+fn a_peer_that_never_answers_a_connect_is_wedged() {
+    let checks = checks();
+    let mut connector = Unanswering;
+    let mut peer: &mut dyn Connector = &mut connector;
+    let results = run_watched(&checks, &mut peer, &options(), &AtomicBool::new(false), |_| {});
+    let down = results[0].peer.down.as_ref().expect("the first check finds it down");
+    assert_eq!(down.kind, DownKind::Wedged, "{}", down.detail);
+    assert!(results[1..].iter().all(|r| r.peer.down_after == Some(checks[0].info.id)));
+}

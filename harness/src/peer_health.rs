@@ -32,7 +32,8 @@ pub struct RunWatchArgs {
     /// new connection refused or its NULL unanswered). Its standard output and error (the
     /// server's log tail, a gdb backtrace of its core, ...) are attached to that check's result
     /// (the last 64 KiB); the run then waits for the peer to answer and goes on. Without it, a
-    /// peer that went down leaves the remaining checks not run.
+    /// peer that went down leaves the remaining checks not run. (Without --peer, a command
+    /// that exits 0 brings up a fresh embedded responder: for testing the harness.)
     #[arg(long, value_name = "CMD")]
     pub restart_command: Option<String>,
     /// Seconds to wait, after the restart command, for the peer to accept a connection and

@@ -158,23 +158,22 @@ pub fn probe(ctx: &mut Ctx<'_>, wait: Duration) -> Probe {
     }
 }
 
-/// Probes `connector` on a context of its own; a crash-like failure is tried once more after
-/// a moment (a peer's connection manager may still be tearing down the check's connection).
+/// Probes `connector` on a context of its own, waiting twice the reply timeout for the NULL's
+/// reply. A refused or dropped connection is tried again after growing pauses (about a
+/// second in all): a peer's connection manager may still be tearing down the check's
+/// connection, and a peer wrongly found down would cost the rest of the run.
 pub fn probe_peer(connector: &mut dyn Connector, options: &RunOptions) -> Probe {
-    let mut first = None;
-    for _ in 0..2 {
+    let mut last = Probe::Answered;
+    for pause in [100, 300, 600, 0] {
         let mut ctx = Ctx::new(connector, options.clone());
-        let p = probe(&mut ctx, options.timeout);
+        last = probe(&mut ctx, options.timeout * 2);
         drop(ctx.finish());
-        match p {
-            Probe::Down(DownKind::Crashed, _) if first.is_none() => {
-                first = Some(p);
-                std::thread::sleep(Duration::from_millis(100));
-            }
-            p => return p,
+        match last {
+            Probe::Down(DownKind::Crashed, _) if pause > 0 => std::thread::sleep(Duration::from_millis(pause)),
+            _ => break,
         }
     }
-    first.unwrap_or(Probe::Answered)
+    last
 }
 
 /// Runs the restart and waits, at most `options.restart_wait` after it, until the peer
