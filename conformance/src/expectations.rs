@@ -3,7 +3,7 @@
 //! fails; a listed one is expected; a listed one that now passes is reported as an
 //! unexpected pass (the profile is stale), and fails too, as in TLS-Anvil and tlsfuzzer.
 
-use crate::engine::{CheckResult, Outcome};
+use crate::engine::{CheckResult, DownKind, Outcome};
 
 /// One reviewed divergence.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -13,6 +13,9 @@ pub struct Divergence {
     pub outcome: Outcome,
     /// Why: what the peer does, and where in its code that comes from.
     pub reason: String,
+    /// The peer goes down after this check (`"peer": "crashed"` or `"wedged"`): a known crash
+    /// is expected only when listed so; any other divergence entry does not cover one.
+    pub peer: Option<DownKind>,
 }
 
 /// A reviewed fuzz finding of this peer: known, so it does not fail a fuzz run.
@@ -37,7 +40,8 @@ pub struct Expectations {
 impl Expectations {
     /// Parses a profile:
     /// `{"peer": "...", "description": "...", "divergences": [{"id": "...", "outcome": "fail", "reason": "..."}]}`
-    /// (`description` optional), and optionally known fuzz findings:
+    /// (`description` optional; a divergence's optional `"peer": "crashed"` or `"wedged"`
+    /// says the peer goes down after the check), and optionally known fuzz findings:
     /// `"findings": [{"kind": "violation: ...", "reason": "...", "reproducer": "path"}]`.
     /// Any other key is refused: a misspelt key would otherwise be ignored silently.
     pub fn from_json(text: &str) -> Result<Expectations, String> {
@@ -53,9 +57,19 @@ impl Expectations {
         for (i, d) in list.iter().enumerate() {
             let entry = d.as_object().ok_or(format!("divergence {i}: not a JSON object"))?;
             let id = d["id"].as_str().ok_or(format!("divergence {i}: missing \"id\""))?.to_string();
-            if let Some(k) = entry.keys().find(|k| !["id", "outcome", "reason"].contains(&k.as_str())) {
-                return Err(format!("divergence {id}: unknown key {k:?} (known: \"id\", \"outcome\", \"reason\")"));
+            if let Some(k) = entry.keys().find(|k| !["id", "outcome", "reason", "peer"].contains(&k.as_str())) {
+                return Err(format!(
+                    "divergence {id}: unknown key {k:?} (known: \"id\", \"outcome\", \"reason\", \"peer\")"
+                ));
             }
+            let peer = match &d["peer"] {
+                serde_json::Value::Null => None,
+                v => Some(
+                    v.as_str()
+                        .and_then(DownKind::from_name)
+                        .ok_or(format!("divergence {id}: peer {v} is not \"crashed\" or \"wedged\""))?,
+                ),
+            };
             let outcome = match &d["outcome"] {
                 serde_json::Value::String(o) if o == "fail" => Outcome::Fail,
                 serde_json::Value::String(o) if o == "pass-lax" => Outcome::PassLax,
@@ -74,7 +88,7 @@ impl Expectations {
             if divergences.iter().any(|x: &Divergence| x.id == id) {
                 return Err(format!("divergence {id} is listed twice"));
             }
-            divergences.push(Divergence { id, outcome, reason });
+            divergences.push(Divergence { id, outcome, reason, peer });
         }
         let findings = match top.get("findings") {
             None => Vec::new(),
@@ -176,7 +190,8 @@ pub struct Judged {
     pub reason: Option<String>,
 }
 
-/// Judges one result.
+/// Judges one result. A check after which the peer went down fails whatever its own verdict
+/// (a server must not crash on any input), unless the profile lists that event for it.
 pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> Judged {
     let listed = profile.and_then(|p| p.find(r.check.id));
     let raw = match r.outcome {
@@ -188,22 +203,50 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
         Outcome::Skipped => Status::Skipped,
         Outcome::Error => Status::Error,
     };
+    let down = r.peer.down.as_ref().map(|d| d.kind);
     match (listed, raw) {
         (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
-        (_, Status::Error) => Judged { status: Status::Error, reason: None },
-        (Some(d), _) if d.outcome == r.outcome => {
+        (_, Status::Error) if down.is_none() => Judged { status: Status::Error, reason: None },
+        (Some(d), _) if d.outcome == r.outcome && d.peer == down => {
             Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) }
         }
+        (listed, _) if down.is_some() => Judged { status: Status::Fail, reason: Some(went_down(r, listed)) },
         (Some(d), Status::Pass) => Judged {
             status: Status::UnexpectedPass,
-            reason: Some(format!("the profile expects {} ({}), but the check passed", d.outcome.name(), d.reason)),
+            reason: Some(format!("the profile expects {} ({}), but the check passed", expected(d), d.reason)),
+        },
+        (Some(d), s) if d.outcome == r.outcome => Judged {
+            status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
+            reason: Some(format!("the profile expects {} ({}), but the peer stayed up", expected(d), d.reason)),
         },
         (Some(d), s) => Judged {
             status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
-            reason: Some(format!("the profile expects {} ({}), got {}", d.outcome.name(), d.reason, r.outcome.name())),
+            reason: Some(format!("the profile expects {} ({}), got {}", expected(d), d.reason, r.outcome.name())),
         },
         (None, s) => Judged { status: s, reason: None },
     }
+}
+
+/// A divergence's expected outcome in words: `fail`, `fail with the peer crashed`.
+fn expected(d: &Divergence) -> String {
+    match d.peer {
+        Some(k) => format!("{} with the peer {} after it", d.outcome.name(), k.name()),
+        None => d.outcome.name().to_string(),
+    }
+}
+
+/// Why a check after which the peer went down fails.
+fn went_down(r: &CheckResult, listed: Option<&Divergence>) -> String {
+    let kind = r.peer.down.as_ref().map_or("went down", |d| d.kind.name());
+    let mut s = format!(
+        "the peer {kind} after this check (its own verdict: {}): a server must not crash or hang on any \
+         input, but report what it cannot process (RFC 8166 4.5, and this check's requirement)",
+        r.outcome.name()
+    );
+    if let Some(d) = listed {
+        s += &format!("; the profile expects {} ({})", expected(d), d.reason);
+    }
+    s
 }
 
 #[cfg(test)]
@@ -231,6 +274,7 @@ mod tests {
             connection_survived: None,
             transcript: Vec::new(),
             duration: Duration::ZERO,
+            peer: Default::default(),
         }
     }
 
@@ -279,5 +323,44 @@ mod tests {
         assert!(p.check_ids(|id| id.starts_with("a/1/")).is_ok());
         let e = p.check_ids(|id| id == "a/1/x").unwrap_err();
         assert!(e.contains("a/1/y"), "{e}");
+    }
+
+    fn crashed(id: &'static str, outcome: Outcome) -> CheckResult {
+        let mut r = result(id, outcome);
+        r.peer.down = Some(crate::engine::PeerDown {
+            kind: DownKind::Crashed,
+            detail: "a new connection failed".into(),
+            log: Vec::new(),
+            kernel_log: Vec::new(),
+            restart: None,
+        });
+        r
+    }
+
+    #[test]
+    fn a_peer_that_went_down_fails_the_check_unless_the_profile_lists_the_crash() {
+        let unlisted = judge(&crashed("a/1/z", Outcome::Pass), false, None);
+        assert_eq!(unlisted.status, Status::Fail);
+        assert!(unlisted.reason.as_deref().is_some_and(|r| r.contains("crashed") && r.contains("RFC 8166 4.5")));
+        // A plain divergence entry does not cover a crash.
+        let p = Expectations::from_json(PROFILE).unwrap();
+        assert_eq!(judge(&crashed("a/1/x", Outcome::Fail), false, Some(&p)).status, Status::Fail);
+        let p = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [{"id": "a/1/x", "outcome": "fail", "peer": "crashed", "reason": "SIGSEGV"}]}"#,
+        )
+        .unwrap();
+        assert_eq!(p.divergences[0].peer, Some(DownKind::Crashed));
+        let known = judge(&crashed("a/1/x", Outcome::Fail), false, Some(&p));
+        assert_eq!((known.status, known.reason.as_deref()), (Status::ExpectedDivergence, Some("SIGSEGV")));
+        // Listed as a crash: staying up is a stale entry, as a pass is.
+        let stayed = judge(&result("a/1/x", Outcome::Fail), false, Some(&p));
+        assert_eq!(stayed.status, Status::Fail);
+        assert!(stayed.reason.as_deref().is_some_and(|r| r.contains("stayed up")), "{stayed:?}");
+        assert_eq!(judge(&result("a/1/x", Outcome::Pass), false, Some(&p)).status, Status::UnexpectedPass);
+        let e = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [{"id": "a/1/x", "outcome": "fail", "peer": "exploded", "reason": "r"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("\"exploded\""), "{e}");
     }
 }

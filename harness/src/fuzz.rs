@@ -63,9 +63,6 @@ pub struct WatchArgs {
     pub restart_command: Option<String>,
 }
 
-/// How long a restart command may take.
-const RESTART_LIMIT: Duration = Duration::from_secs(120);
-
 /// A peer over verbs, restarted by `--restart-command` when one is given.
 pub struct Remote {
     addr: String,
@@ -79,17 +76,13 @@ impl Target for Remote {
     }
     fn restart(&mut self) -> bool {
         match &self.restart_command {
-            Some(cmd) => match run_bounded(cmd, RESTART_LIMIT) {
-                Ok(true) => true,
-                Ok(false) => {
-                    eprintln!("warning: the restart command failed: {cmd}");
-                    false
+            Some(cmd) => {
+                let r = crate::peer_health::run_command(cmd, crate::peer_health::RESTART_LIMIT, false);
+                if !r.succeeded() {
+                    eprintln!("warning: the restart command failed ({}): {cmd}", r.status);
                 }
-                Err(e) => {
-                    eprintln!("warning: the restart command did not complete: {e}");
-                    false
-                }
-            },
+                r.succeeded()
+            }
             None => false,
         }
     }
@@ -101,28 +94,6 @@ impl Target for Remote {
     }
     fn describe(&self) -> String {
         self.addr.clone()
-    }
-}
-
-/// Runs `sh -c cmd`, killed past `limit`: whether it exited 0.
-fn run_bounded(cmd: &str, limit: Duration) -> Result<bool, String> {
-    let mut child = std::process::Command::new("sh")
-        .args(["-c", cmd])
-        .stdin(std::process::Stdio::null())
-        .spawn()
-        .map_err(|e| format!("cannot start sh: {e}"))?;
-    let until = std::time::Instant::now() + limit;
-    loop {
-        match child.try_wait() {
-            Ok(Some(status)) => return Ok(status.success()),
-            Ok(None) if std::time::Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
-            Ok(None) => {
-                let _ = child.kill();
-                let _ = child.wait();
-                return Err(format!("killed after {} s: {cmd}", limit.as_secs()));
-            }
-            Err(e) => return Err(e.to_string()),
-        }
     }
 }
 

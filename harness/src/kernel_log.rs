@@ -1,6 +1,7 @@
 //! Following a kernel log as it grows: `/dev/kmsg` on the peer's machine (the harness runs
-//! beside the Linux peer in the VM), or any text file another process appends to. Only what
-//! is logged after it is opened is read. The judging of the lines is
+//! beside the Linux peer in the VM), or any text file another process appends to; or a plain
+//! log file, such as a user-space server's (`run --peer-log`), its lines kept as they are.
+//! Only what is logged after it is opened is read. The judging of the lines is
 //! `rpcrdma_conformance::fuzz::kernel_log`.
 
 use std::fs::File;
@@ -22,11 +23,20 @@ pub struct KernelLog {
 impl KernelLog {
     /// Opens `path` at its end and follows it.
     pub fn follow(path: &Path) -> std::io::Result<KernelLog> {
+        Self::open(path, true)
+    }
+
+    /// Opens a plain log file at its end and follows it: every line kept as it is.
+    pub fn follow_plain(path: &Path) -> std::io::Result<KernelLog> {
+        Self::open(path, false)
+    }
+
+    fn open(path: &Path, kmsg: bool) -> std::io::Result<KernelLog> {
         let mut file = File::open(path)?;
         file.seek(SeekFrom::End(0))?;
         let pending = Arc::new(Mutex::new(Vec::new()));
         let sink = Arc::clone(&pending);
-        std::thread::Builder::new().name("kernel-log".into()).spawn(move || follow(file, &sink))?;
+        std::thread::Builder::new().name("log-follower".into()).spawn(move || follow(file, &sink, kmsg))?;
         Ok(KernelLog { pending })
     }
 
@@ -43,7 +53,7 @@ impl KernelLog {
     }
 }
 
-fn follow(mut file: File, sink: &Mutex<Vec<(Instant, String)>>) {
+fn follow(mut file: File, sink: &Mutex<Vec<(Instant, String)>>, kmsg: bool) {
     // A /dev/kmsg read returns one whole record and needs room for it (at most 8 KiB).
     let mut buf = vec![0u8; 8192];
     let mut partial = String::new();
@@ -55,7 +65,8 @@ fn follow(mut file: File, sink: &Mutex<Vec<(Instant, String)>>) {
                 partial.push_str(&String::from_utf8_lossy(&buf[..n]));
                 while let Some(end) = partial.find('\n') {
                     let line: String = partial.drain(..=end).collect();
-                    if let Some(text) = message(line.trim_end_matches(['\n', '\r'])) {
+                    let line = line.trim_end_matches(['\n', '\r']);
+                    if let Some(text) = if kmsg { message(line) } else { Some(line) } {
                         let mut p = sink.lock().unwrap_or_else(|e| e.into_inner());
                         if p.len() >= MAX_PENDING {
                             p.remove(0);

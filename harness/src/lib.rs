@@ -14,6 +14,7 @@ pub mod matrix;
 pub mod mount;
 pub mod output;
 pub mod peer;
+pub mod peer_health;
 pub mod replay;
 pub mod report;
 pub mod run;

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::catalogue;
-use rpcrdma_conformance::engine::{run_checks, Check, CheckInfo, RunOptions, Step};
+use rpcrdma_conformance::engine::{health, Check, CheckInfo, RunOptions, Step};
 use rpcrdma_conformance::expectations::{judge, Expectations};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
@@ -55,6 +55,8 @@ pub struct RunArgs {
     text: TextArgs,
     #[command(flatten)]
     mount: crate::mount::MountArgs,
+    #[command(flatten)]
+    watch: crate::peer_health::RunWatchArgs,
     /// Make the embedded responder misbehave (for testing the harness itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     fault: Vec<String>,
@@ -155,13 +157,14 @@ fn embedded(faults: Faults) -> EmulatedConnector<Responder> {
 }
 
 /// The exit status for a finished (or interrupted) run: a report that could not be written
-/// is 2, an interrupted run 128 + the signal, any failure 1, else 0.
+/// is 2, an interrupted run 128 + the signal, any failure (or checks not run because the peer
+/// went down) 1, else 0.
 pub fn exit_status(wrote: bool, totals: report::Totals) -> i32 {
     if !wrote {
         EXIT_USAGE
     } else if let Some(code) = signals::exit_code() {
         code
-    } else if totals.failed > 0 {
+    } else if totals.failed > 0 || totals.not_run > 0 {
         EXIT_FAILED
     } else if totals.errors > 0 {
         EXIT_HARNESS_ERROR
@@ -192,8 +195,8 @@ pub fn run(args: RunArgs) -> i32 {
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
     crate::output::reconfigure();
     let quiet = args.text.quiet;
-    let (mut connector, peer, transport): (Box<dyn Connector>, String, String) = match &args.peer {
-        None => (Box::new(embedded(faults)), "embedded reference responder".into(), "emulated".into()),
+    let (connector, peer, transport): (Box<dyn Connector>, String, String) = match &args.peer {
+        None => (Box::new(embedded(faults.clone())), "embedded reference responder".into(), "emulated".into()),
         Some(addr) => match crate::peer::connector(addr) {
             Ok(c) => {
                 let d = c.describe();
@@ -205,11 +208,22 @@ pub fn run(args: RunArgs) -> i32 {
             }
         },
     };
-    let mut options = RunOptions { timeout: args.timeout, ..RunOptions::default() };
+    let mut options = RunOptions { timeout: args.timeout, restart_wait: args.watch.restart_wait, ..RunOptions::default() };
+    let fresh = args.peer.is_none().then(|| {
+        let f = faults.clone();
+        Box::new(move || Box::new(embedded(f.clone())) as Box<dyn Connector>) as crate::peer_health::Fresh
+    });
+    let mut target = match crate::peer_health::Watched::new(connector, fresh, &args.watch) {
+        Ok(w) => w,
+        Err(e) => {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
 
     // A peer that cannot be reached at all is exit 3, before running anything.
     if args.peer.is_some() {
-        if let Err(e) = connector.connect(&[], Instant::now() + options.timeout) {
+        if let Err(e) = health::Peer::connector(&mut target).connect(&[], Instant::now() + options.timeout) {
             crate::errln!("error: cannot reach {peer}: {e}");
             return EXIT_UNREACHABLE;
         }
@@ -245,7 +259,7 @@ pub fn run(args: RunArgs) -> i32 {
         textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n})", report::VERSION);
     }
     let strict = args.strict;
-    let results = run_checks(&checks, connector.as_mut(), &options, &signals::INTERRUPT, |step| match step {
+    let results = health::run_watched(&checks, &mut target, &options, &signals::INTERRUPT, |step| match step {
         Step::Starting(i) => progress.starting(i + 1, total, checks[i].info.id),
         Step::Finished(_, r) => {
             let j = judge(r, strict, profile.as_ref());
@@ -286,6 +300,9 @@ pub fn run(args: RunArgs) -> i32 {
     }
     if interrupted && !quiet {
         textln!("interrupted: the remaining checks were skipped");
+    }
+    if let Some((id, n)) = crate::peer_health::stayed_down(&results) {
+        textln!("the peer went down after {id} and did not come back: {} not run", plural(n, "check", "checks"));
     }
     let totals = run.totals();
     textln!("{}", report::closing_line(totals));

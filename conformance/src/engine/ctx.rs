@@ -137,6 +137,8 @@ pub struct Ctx<'c> {
     started: Instant,
     next_xid: u32,
     survived: Option<bool>,
+    /// The first sign that the peer may have gone (see [`super::health`]).
+    sign: Option<String>,
     peer_private_data: Vec<u8>,
     /// Our regions on this connection, with how many of the peer's accesses to each the
     /// transcript already shows.
@@ -169,6 +171,7 @@ impl<'c> Ctx<'c> {
             started: Instant::now(),
             next_xid: seed | 0x1000_0000,
             survived: None,
+            sign: None,
             peer_private_data: Vec::new(),
             regions: Vec::new(),
             calls: std::collections::HashMap::new(),
@@ -274,6 +277,7 @@ impl<'c> Ctx<'c> {
         let mut conn = match self.connector.connect(private_data, deadline) {
             Ok(c) => c,
             Err(e) => {
+                self.sign.get_or_insert_with(|| format!("connect: {e}"));
                 self.log_wire(Direction::Event, format!("connect: {e}"), &[], Wire::Connect(cm));
                 return Err(Mismatch::Connect(e));
             }
@@ -364,10 +368,14 @@ impl<'c> Ctx<'c> {
             self.calls.insert(chunks.0, chunks.1);
         }
         self.log(Direction::Sent, frame.to_string(), bytes);
-        match self.conn.as_deref_mut() {
+        let sent = match self.conn.as_deref_mut() {
             Some(c) => c.send(bytes),
             None => Err(TransportError::Disconnected),
+        };
+        if let Err(e) = &sent {
+            self.sign.get_or_insert_with(|| format!("send: {e}"));
         }
+        sent
     }
 
     /// Waits until `deadline` for the next message or failure; keeps the receive window
@@ -404,7 +412,10 @@ impl<'c> Ctx<'c> {
                     };
                     self.log_wire(Direction::Received, summary, f.bytes(), wire);
                 }
-                other => self.log(Direction::Event, other.describe(), &[]),
+                other => {
+                    self.sign.get_or_insert_with(|| other.describe());
+                    self.log(Direction::Event, other.describe(), &[])
+                }
             }
             return got;
         }
@@ -444,6 +455,7 @@ impl<'c> Ctx<'c> {
     pub fn liveness(&mut self) -> bool {
         if self.conn.as_ref().is_none_or(|c| !c.is_connected()) {
             self.log(Direction::Event, "liveness: not connected".into(), &[]);
+            self.sign.get_or_insert_with(|| "liveness: not connected".into());
             self.survived = Some(false);
             return false;
         }
@@ -456,10 +468,11 @@ impl<'c> Ctx<'c> {
         alive
     }
 
-    /// Ends the check: disconnects and hands back the transcript.
-    pub fn finish(mut self) -> (Vec<TranscriptEntry>, Option<bool>) {
+    /// Ends the check: disconnects and hands back the transcript, whether the liveness NULL
+    /// was answered, and the first sign that the peer may have gone.
+    pub fn finish(mut self) -> (Vec<TranscriptEntry>, Option<bool>, Option<String>) {
         self.disconnect();
-        (std::mem::take(&mut self.transcript), self.survived)
+        (std::mem::take(&mut self.transcript), self.survived, self.sign.take())
     }
 }
 

@@ -4,14 +4,16 @@
 
 pub mod ctx;
 pub mod expect;
+pub mod health;
 pub mod mismatch;
 
 use std::fmt;
 use std::panic::{catch_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
 pub use ctx::{CmExchange, Ctx, Direction, RdmaOp, Received, TranscriptEntry, Wire};
+pub use health::{DownKind, PeerDown, PeerState};
 pub use mismatch::{Mismatch, NoMessage};
 use rpcrdma_codec::check::KeyWord;
 
@@ -181,6 +183,8 @@ pub struct CheckResult {
     pub connection_survived: Option<bool>,
     pub transcript: Vec<TranscriptEntry>,
     pub duration: Duration,
+    /// Whether the peer outlived the check ([`health`]).
+    pub peer: PeerState,
 }
 
 impl CheckResult {
@@ -194,6 +198,7 @@ impl CheckResult {
             connection_survived: None,
             transcript: Vec::new(),
             duration: Duration::ZERO,
+            peer: PeerState::default(),
         }
     }
 }
@@ -215,6 +220,8 @@ pub struct RunOptions {
     /// the peer's MOUNT service returned (RFC 1813 appendix I, MOUNTPROC3_MNT), or given; the
     /// embedded reference responder's is [`ROOT_FH`].
     pub root_fh: Vec<u8>,
+    /// After a restart of a peer that went down, how long to wait for it to answer.
+    pub restart_wait: Duration,
 }
 
 impl Default for RunOptions {
@@ -226,6 +233,7 @@ impl Default for RunOptions {
             send_size: 4096,
             credits_requested: 32,
             root_fh: ROOT_FH.to_vec(),
+            restart_wait: Duration::from_secs(30),
         }
     }
 }
@@ -249,7 +257,7 @@ pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: 
             ))
         })
         .unwrap_or_else(|v| v);
-    let (transcript, survived) = ctx.finish();
+    let (transcript, survived, sign) = ctx.finish();
     CheckResult {
         check: &check.info,
         outcome: verdict.outcome,
@@ -258,6 +266,7 @@ pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: 
         connection_survived: survived,
         transcript,
         duration: started.elapsed(),
+        peer: PeerState { sign, ..PeerState::default() },
     }
 }
 
@@ -271,24 +280,15 @@ pub enum Step<'a> {
 }
 
 /// Runs `checks` in order, telling `progress` as each starts and ends. A set `interrupt` flag
-/// skips the rest, so an interrupted run still ends with a complete report.
+/// skips the rest, so an interrupted run still ends with a complete report. The peer is
+/// probed after a check that saw it go quiet or away, and a peer that went down leaves the
+/// rest not run ([`health::run_watched`], which also restarts a peer).
 pub fn run_checks(
     checks: &[&'static Check],
-    connector: &mut dyn Connector,
+    mut connector: &mut dyn Connector,
     options: &RunOptions,
     interrupt: &AtomicBool,
-    mut progress: impl FnMut(Step<'_>),
+    progress: impl FnMut(Step<'_>),
 ) -> Vec<CheckResult> {
-    let mut results = Vec::with_capacity(checks.len());
-    for (i, c) in checks.iter().enumerate() {
-        let r = if interrupt.load(Ordering::SeqCst) {
-            CheckResult::skipped(&c.info, "the run was interrupted")
-        } else {
-            progress(Step::Starting(i));
-            run_check(c, connector, options)
-        };
-        progress(Step::Finished(i, &r));
-        results.push(r);
-    }
-    results
+    health::run_watched(checks, &mut connector, options, interrupt, progress)
 }

@@ -222,23 +222,9 @@ fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation) -> Livenes
     Liveness::Silent
 }
 
-/// Whether a new connection's NULL is answered.
+/// Whether a new connection's NULL is answered (the engine's probe of a peer's health).
 fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing) -> bool {
-    if ctx.connect().is_err() {
-        return false;
-    }
-    let null = ctx.null();
-    if ctx.send(&null.msg()).is_err() {
-        return false;
-    }
-    let deadline = Instant::now() + timing.reply * 4;
-    loop {
-        match ctx.recv_until(deadline) {
-            Received::Message(f) if f.v1().is_some_and(|h| h.xid == null.xid) => return true,
-            Received::Message(_) => {}
-            Received::Nothing(_) => return false,
-        }
-    }
+    crate::engine::health::probe(ctx, timing.reply * 4) == crate::engine::health::Probe::Answered
 }
 
 /// Whether `bytes` is a call a faithful responder must answer without dropping the

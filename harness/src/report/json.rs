@@ -3,6 +3,7 @@
 use serde_json::{json, Value};
 
 use rpcrdma_conformance::engine::ctx::Direction;
+use rpcrdma_conformance::engine::PeerDown;
 
 use super::Run;
 
@@ -46,6 +47,8 @@ pub fn render(run: &Run<'_>) -> Value {
                 "actual": r.actual.to_string(),
                 "divergence_reason": j.reason,
                 "connection_survived": r.connection_survived,
+                "peer": r.peer.down.as_ref().map(peer_down),
+                "not_run_after": r.peer.down_after,
                 "duration_ms": r.duration.as_secs_f64() * 1000.0,
                 "transcript": transcript,
             })
@@ -70,7 +73,24 @@ pub fn render(run: &Run<'_>) -> Value {
         "interrupted": run.interrupted,
         "started_unix": run.started_unix,
         "duration_ms": run.duration.as_secs_f64() * 1000.0,
-        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "errors": t.errors, "total": run.results.len() },
+        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
         "checks": checks,
+    })
+}
+
+/// The peer going down after a check: `{"event": "crashed", "detail", "log", "kernel_log", "restart"}`.
+fn peer_down(d: &PeerDown) -> Value {
+    json!({
+        "event": d.kind.name(),
+        "detail": d.detail,
+        "log": d.log,
+        "kernel_log": d.kernel_log,
+        "restart": d.restart.as_ref().map(|r| json!({
+            "command": r.run.command,
+            "status": r.run.status,
+            "output": r.run.output,
+            "back": r.back,
+            "waited_ms": r.waited.as_secs_f64() * 1000.0,
+        })),
     })
 }

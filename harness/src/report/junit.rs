@@ -77,14 +77,18 @@ pub fn render(run: &Run<'_>) -> String {
         );
         match j.status {
             Status::Fail | Status::UnexpectedPass => {
-                let msg = format!("{}: {}", j.status.name(), r.actual);
+                let mut msg = format!("{}: {}", j.status.name(), r.actual);
+                if let Some(d) = &r.peer.down {
+                    msg += &format!("; then the peer {}: {}", d.kind.name(), d.detail);
+                }
                 let body = format!(
-                    "{} [{}]\nExpected: {}\nActual: {}\n{}",
+                    "{} [{}]\nExpected: {}\nActual: {}\n{}\n{}",
                     r.check.requirement,
                     r.check.key_word.as_str(),
                     r.expected,
                     r.actual,
-                    j.reason.as_deref().unwrap_or("")
+                    j.reason.as_deref().unwrap_or(""),
+                    super::text::peer_down(r, "")
                 );
                 let _ = writeln!(
                     s,
@@ -166,6 +170,7 @@ mod tests {
             connection_survived: None,
             transcript: Vec::new(),
             duration: std::time::Duration::ZERO,
+            peer: Default::default(),
         }];
         let judged = [judge(&results[0], true, None)];
         let run = Run {

@@ -82,6 +82,8 @@ pub struct Totals {
     pub skipped: usize,
     /// Checks that broke (a harness defect): the peer is not judged by them.
     pub errors: usize,
+    /// Of the skipped, those not run because the peer went down and did not come back.
+    pub not_run: usize,
 }
 
 impl Run<'_> {
@@ -95,6 +97,7 @@ impl Run<'_> {
                 Status::Error => t.errors += 1,
             }
         }
+        t.not_run = self.results.iter().filter(|r| r.peer.down_after.is_some()).count();
         t
     }
 }

@@ -45,7 +45,51 @@ pub fn line(r: &CheckResult, j: &Judged) -> String {
     if let Some(alive) = r.connection_survived {
         let _ = write!(s, ", connection {}", if alive { "survived" } else { "closed" });
     }
+    if let Some(d) = &r.peer.down {
+        let then = match &d.restart {
+            None => "",
+            Some(x) if x.back => "; restarted",
+            Some(_) => "; the restart did not bring it back",
+        };
+        let _ = write!(s, ", peer {}{then}", d.kind.name());
+    }
+    if let Some(id) = r.peer.down_after {
+        let _ = write!(s, ": not run, the peer went down after {id}");
+    }
     s.push(')');
+    s
+}
+
+/// The peer going down after a check, for the details and JUnit: what the probe saw, the
+/// restart with its output, and the logs, each line indented by `indent`.
+pub fn peer_down(r: &CheckResult, indent: &str) -> String {
+    let Some(d) = &r.peer.down else { return String::new() };
+    let mut s = format!("{indent}Peer:     {} after this check: {}\n", d.kind.name(), d.detail);
+    let block = |s: &mut String, title: &str, lines: &mut dyn Iterator<Item = &str>| {
+        let _ = writeln!(s, "{indent}{title}");
+        for l in lines {
+            let _ = writeln!(s, "{indent}  | {l}");
+        }
+    };
+    if let Some(x) = &d.restart {
+        let back = if x.back { "was back" } else { "was not back" };
+        let _ = writeln!(
+            s,
+            "{indent}Restart:  `{}`: {}; the peer {back} after {:.1} s",
+            x.run.command,
+            x.run.status,
+            x.waited.as_secs_f64()
+        );
+        if !x.run.output.is_empty() {
+            block(&mut s, "Restart output:", &mut x.run.output.lines());
+        }
+    }
+    if !d.log.is_empty() {
+        block(&mut s, "Peer log while the check ran:", &mut d.log.iter().map(String::as_str));
+    }
+    if !d.kernel_log.is_empty() {
+        block(&mut s, "Kernel log while the check ran:", &mut d.kernel_log.iter().map(String::as_str));
+    }
     s
 }
 
@@ -66,8 +110,11 @@ pub fn details(r: &CheckResult, j: &Judged) -> String {
     let _ = writeln!(s, "     Expected: {}", r.expected);
     let _ = writeln!(s, "     Actual:   {}", r.actual);
     if let Some(reason) = &j.reason {
-        let _ = writeln!(s, "     Profile:  {reason}");
+        // A peer that went down is judged so whatever the profile says.
+        let label = if r.peer.down.is_some() { "Judged: " } else { "Profile:" };
+        let _ = writeln!(s, "     {label}  {reason}");
     }
+    s.push_str(&peer_down(r, "     "));
     for e in &r.transcript {
         let arrow = match e.direction {
             Direction::Sent => "->",

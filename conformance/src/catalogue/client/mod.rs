@@ -418,6 +418,7 @@ pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> V
                 connection_survived: None,
                 transcript,
                 duration: Duration::ZERO,
+                peer: Default::default(),
             }
         })
         .collect()
