@@ -24,6 +24,10 @@ pub struct BenchArgs {
     /// Calls sent first and not measured.
     #[arg(long, default_value_t = 200)]
     warmup: u32,
+    /// Calls kept outstanding (repeatable; default: 1 and the peer's whole credit grant);
+    /// each is held to the grant (RFC 8166 3.3.1).
+    #[arg(long = "depth", value_name = "N", value_parser = clap::value_parser!(u32).range(1..=64))]
+    depths: Vec<u32>,
 }
 
 const RECEIVE_SIZE: usize = 4096;
@@ -99,7 +103,8 @@ pub fn run(args: BenchArgs) -> i32 {
             args.calls,
             args.warmup
         );
-        for depth in [1, window] {
+        let depths = if args.depths.is_empty() { vec![1, window] } else { args.depths.clone() };
+        for depth in depths.into_iter().map(|d| d.min(window)) {
             let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
             let rate = args.calls as f64 / t.as_secs_f64();
             crate::outln!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);
