@@ -17,8 +17,10 @@ use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR,
 use crate::proto::Call;
 use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
+mod observed;
 mod v2;
 
+pub use observed::observed_workloads;
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference requester; all off by default.
     pub struct RequesterFaults {
@@ -68,8 +70,7 @@ crate::fault_switches! {
         /// Size the credit window by the grant of the first reply, ignoring later grants
         /// (RFC 8166 3.3.1: the current grant is the one to respect).
         ignore_grant_changes = "ignore-grant-changes",
-        /// Post 1024-byte receives (the Version One default) while speaking Version Two
-        /// (v2-01 2.3: MUST support an inline threshold of 4096 bytes).
+        /// Version Two with 1024-byte receives (v2-01 2.3: MUST support 4096 bytes).
         v2_receive_1024 = "v2-receive-1024",
         /// An RDMA2_MSG with no payload (v2-01 4.2.1: MUST follow).
         v2_msg_without_payload = "v2-msg-without-payload",
@@ -79,9 +80,10 @@ crate::fault_switches! {
         v2_call_direction_reply = "v2-call-direction-reply",
         /// ROPT_INITXCH (no payload) with rdma_optdir REPLY (v2-01 4.2.2: a Requester MUST set CALL).
         v2_initxch_optdir_reply = "v2-initxch-optdir-reply",
-        /// Reconnect once right after Version Two is agreed (v2-01 5.2: the inline threshold
-        /// change MUST NOT cost the connection).
+        /// Reconnect once right after Version Two is agreed (v2-01 5.2: MUST NOT).
         v2_reconnect_after_negotiation = "v2-reconnect-after-negotiation",
+        /// A NULL call in a ROPT_XMTREQ with rdma_optdir REPLY (v2-01 4.2.2: MUST be CALL).
+        v2_xmtreq_optdir_reply = "v2-xmtreq-optdir-reply",
     }
 }
 
@@ -98,8 +100,7 @@ pub struct RequesterOptions {
     pub credits: u32,
     /// How many times a call with no reply before the timeout is sent again (the same XID).
     pub retransmits: u32,
-    /// The RPC-over-RDMA version to establish on each connection: 1, or 2 (Version Two,
-    /// draft-cel-nfsv4-rpcrdma-version-two-01, falling back to 1 on RDMA2_ERR_VERS).
+    /// The version each connection begins with: 1, or 2 (Version Two: `requester/v2.rs`).
     pub version: u32,
 }
 
@@ -299,7 +300,7 @@ impl Session<'_> {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
-        if self.v2.speaking && h.vers == rpcrdma_codec::v2::VERSION {
+        if self.v2.speaking {
             return self.v2.answer(msg, xid);
         }
         if h.xid != xid || h.vers != 1 && !f.accept_bad_version_reply {
@@ -486,36 +487,8 @@ pub fn workload(
         s.send("RDMA_DONE", &b)?;
         let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
     }
-    v2::misbehave(&mut s)?;
+    v2::extras(&mut s)?;
     // End with a NULL so every earlier reply has been seen.
     let xid = s.xid();
     s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
-}
-
-/// Serves the workload to embedded reference responders configured as `base`, all observed
-/// into one log: once per entry of `scenarios` (none: the responder plays no scenario), each
-/// on a responder of its own, concurrently. The connections observed, and each run's error.
-pub fn observed_workloads(
-    base: &crate::responder::Config,
-    scenarios: &[Option<crate::responder::Scenario>],
-    options: &RequesterOptions,
-    faults: &RequesterFaults,
-) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
-    use crate::responder::{Config, Responder};
-    use crate::transport::emulated::EmulatedConnector;
-    let log = crate::observe::Log::new();
-    let errors = std::thread::scope(|scope| {
-        let runs: Vec<_> = scenarios
-            .iter()
-            .map(|s| {
-                let config = Config { scenario: *s, observer: Some(log.clone()), ..base.clone() };
-                scope
-                    .spawn(move || workload(&mut EmulatedConnector::new(Responder::reference(config)), options, faults))
-            })
-            .collect();
-        runs.into_iter().filter_map(|r| r.join().ok().and_then(Result::err)).collect()
-    });
-    // Let the responders record the ends of their connections.
-    std::thread::sleep(Duration::from_millis(50));
-    (log.snapshot(), errors)
 }

@@ -6,7 +6,9 @@
 //! reports its receive buffer size with ROPT_INITXCH (xcharext-02, rdma_optdir CALL) and goes
 //! on, on the same connection, at the Version Two inline threshold (2.3, 5.2). RDMA2_ERR_VERS
 //! (or a Version One ERR_VERS) to the first call makes it speak Version One on that
-//! connection from then on (5.2).
+//! connection from then on (5.2). It also sends one NULL call as a single-transmission
+//! ROPT_XMTREQ (rtrext-03 9.3: an RDMA2_OPTIONAL carrying the whole payload, rdma_optdir
+//! CALL), whose reply is a ROPT_XMTRESP.
 //!
 //! The workload builds Version One calls; [`Conn::frame`] re-frames them, and
 //! [`Session::agreed`] gives the workload each Version Two reply in Version One form.
@@ -14,6 +16,7 @@
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::profile::Profile;
+use rpcrdma_codec::rtrext::{self, OpKind, XmtReq};
 use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo, VERSION};
 use rpcrdma_codec::xcharext::{self, InitXch, XcharSpec, XcharSubset, XcharVal};
 use rpcrdma_codec::xdr::Encode;
@@ -70,10 +73,20 @@ impl Conn {
         match (vers, proc_, err) {
             (Some(1 | VERSION), Some(4), Some(1)) if !self.agreed => Answer::Fallback,
             (Some(VERSION), Some(0 | 1), Some(d)) if d == MsgType::REPLY.0 => Answer::Reply,
+            // A single-transmission ROPT_XMTRESP, rdma_optdir REPLY: the reply to a ROPT_XMTREQ.
+            (Some(VERSION), Some(5), Some(d))
+                if d == MsgType::REPLY.0 && word(msg, 20) == Some(xmt_opttype(OpKind::XmtResp)) =>
+            {
+                Answer::Reply
+            }
             (Some(VERSION), Some(4), Some(e @ 1..=3)) => Answer::Error(e),
             _ => Answer::Discard,
         }
     }
+}
+
+fn xmt_opttype(kind: OpKind) -> u32 {
+    kind.opttype(Profile::default().rtrext_opttypes)
 }
 
 /// A Version Two RDMA2_MSG / RDMA2_NOMSG reply as its Version One equivalent (rdma_vers 1,
@@ -129,15 +142,29 @@ impl Session<'_> {
     }
 }
 
-/// The Version Two misbehaviours the faults ask for, each after the workload's calls.
-pub(super) fn misbehave(s: &mut Session<'_>) -> Step<()> {
+/// Version Two's own messages after the workload's calls: a NULL as a single-transmission
+/// ROPT_XMTREQ (its RDMA2_ERR_INVAL_OPTION, from a responder without rtrext, ends the step),
+/// then the misbehaviours the faults ask for.
+pub(super) fn extras(s: &mut Session<'_>) -> Step<()> {
     if !s.v2.speaking {
         return Ok(());
     }
     let (f, credits) = (s.faults, s.options.credits);
+    let xid = s.xid();
+    let rpc = Call::null(xid, credits).rpc_bytes();
+    let op = rtrext::Op::XmtReq(XmtReq { count: 1, rsbuf: 1, pslen: rpc.len() as u32, ..Default::default() });
+    // 4.2.2: rdma_optdir is the msg_type of the RPC message it carries.
+    let dir = if f.v2_xmtreq_optdir_reply { MsgType::REPLY } else { MsgType::CALL };
+    let msg = HeaderBuilder::optional(xid, credits, dir, xmt_opttype(OpKind::XmtReq), OptInfo::Rtr(op)).payload(&rpc);
+    let _ = s.call("a NULL in a ROPT_XMTREQ", xid, &msg.encode_to_vec());
+    s.ensure_connected()?;
     if f.v2_msg_without_payload {
         let xid = s.xid();
-        let _ = s.call("RDMA2_MSG without a payload", xid, &HeaderBuilder::msg(xid, credits, MsgType::CALL).encode_to_vec());
+        let _ = s.call(
+            "RDMA2_MSG without a payload",
+            xid,
+            &HeaderBuilder::msg(xid, credits, MsgType::CALL).encode_to_vec(),
+        );
         s.ensure_connected()?;
     }
     if f.v2_call_direction_reply {

@@ -4,6 +4,7 @@
 //! requester that speaks only Version One gets unsupported, with the reason, from each.
 
 use rpcrdma_codec::check::KeyWord;
+use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v2::{MsgType, Proc, VERSION};
 
 use super::{plural, ClientCheck, Seen, Served};
@@ -168,6 +169,31 @@ fn optional_without_payload_is_call(served: &[Served<'_>]) -> Judged {
     Ok(Verdict::pass(want, format!("{n} RDMA2_OPTIONAL {} with rdma_optdir CALL", plural(n, "message"))))
 }
 
+fn optional_payload_direction(served: &[Served<'_>]) -> Judged {
+    let want = "rdma_optdir of every RDMA2_OPTIONAL carrying an RPC message equal to its msg_type";
+    any_v2(served, want)?;
+    let mut n = 0;
+    for (_, f) in v2_calls(served) {
+        let Some(h) = f.v2() else { continue };
+        let Body::Optional { dir, op, .. } = &h.body else { continue };
+        // A continuation's partial payload does not say its msg_type: the group's first
+        // transmission, which begins the RPC message, is judged.
+        let Ok(m) = RpcMessage::decode(f.slice(h.payload.clone())) else { continue };
+        let msg_type = if matches!(m.header, RpcHeader::Call(_)) { MsgType::CALL } else { MsgType::REPLY };
+        n += 1;
+        if *dir != Some(msg_type) {
+            let name = op.name().unwrap_or("an unknown opttype");
+            let got =
+                format!("{name} with rdma_optdir {dir:?} carrying an RPC message of msg_type {}: {f}", msg_type.0);
+            return Err(Verdict::fail(want, got));
+        }
+    }
+    if n == 0 {
+        return Err(Verdict::unsupported(want, "the requester sent no RDMA2_OPTIONAL carrying an RPC message"));
+    }
+    Ok(Verdict::pass(want, format!("{n} RDMA2_OPTIONAL {} with matching rdma_optdir", plural(n, "message"))))
+}
+
 fn inline_within_4096(served: &[Served<'_>]) -> Judged {
     let want = "no Send larger than 4096 bytes (or our advertised receive size, if larger)";
     any_v2(served, want)?;
@@ -257,7 +283,7 @@ fn connection_kept(served: &[Served<'_>]) -> Judged {
     Ok(Verdict::pass(want, format!("{kept} {} went on after the version was agreed", plural(kept, "connection"))))
 }
 
-pub static CHECKS: [ClientCheck; 8] = [
+pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/5/requester-one-at-start",
@@ -361,5 +387,18 @@ pub static CHECKS: [ClientCheck; 8] = [
         },
         scenario: None,
         judge: optional_without_payload_is_call,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "v2-01/4.2.2/requester-optdir-payload",
+            requirement: "When the rdma_proc field has the value RDMA2_OPTIONAL and a whole or partial RPC message payload is present, the value of the rdma_optdir field MUST be the same as the value of the associated RPC message's msg_type field.",
+            key_word: KeyWord::Must,
+            acceptable: "rdma_optdir CALL on every RDMA2_OPTIONAL that begins an RPC call (the reference requester's ROPT_XMTREQ); continuations are not judged",
+            rationale: "A receiver tells a forward call from a backward reply by rdma_optdir before it reassembles the payload.",
+            groups: &["client", "v2", "header"],
+            broken_by: &[("v2-xmtreq-optdir-reply", Outcome::Fail)],
+        },
+        scenario: None,
+        judge: optional_payload_direction,
     },
 ];
