@@ -84,6 +84,8 @@ crate::fault_switches! {
         v2_reconnect_after_negotiation = "v2-reconnect-after-negotiation",
         /// A NULL call in a ROPT_XMTREQ with rdma_optdir REPLY (v2-01 4.2.2: MUST be CALL).
         v2_xmtreq_optdir_reply = "v2-xmtreq-optdir-reply",
+        /// Discard backward-direction calls (v2-01 4.2.2: backward direction is REQUIRED).
+        v2_ignore_backward_calls = "v2-ignore-backward-calls",
     }
 }
 
@@ -214,6 +216,8 @@ enum Answer {
     Discard,
     /// RDMA2_ERR_VERS to the first Version Two call: send it again in Version One.
     Fallback,
+    /// A Version Two backward-direction call, to answer.
+    Backward,
 }
 
 impl Session<'_> {
@@ -341,6 +345,7 @@ impl Session<'_> {
                         }
                         return self.agreed(step, reply);
                     }
+                    Answer::Backward => self.backward(step, &reply)?,
                     Answer::Fallback => {
                         self.v2.speaking = false;
                         self.send(step, msg)?;

@@ -8,7 +8,8 @@
 //! (or a Version One ERR_VERS) to the first call makes it speak Version One on that
 //! connection from then on (5.2). It also sends one NULL call as a single-transmission
 //! ROPT_XMTREQ (rtrext-03 9.3: an RDMA2_OPTIONAL carrying the whole payload, rdma_optdir
-//! CALL), whose reply is a ROPT_XMTRESP.
+//! CALL), whose reply is a ROPT_XMTRESP. It answers backward-direction calls (4.2.2: REQUIRED)
+//! with PROG_UNAVAIL: it serves no backward-direction program.
 //!
 //! The workload builds Version One calls; [`Conn::frame`] re-frames them, and
 //! [`Session::agreed`] gives the workload each Version Two reply in Version One form.
@@ -16,8 +17,9 @@
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::profile::Profile;
+use rpcrdma_codec::rpc::{AcceptStat, ReplyHeader, RpcMessage};
 use rpcrdma_codec::rtrext::{self, OpKind, XmtReq};
-use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo, VERSION};
+use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, VERSION};
 use rpcrdma_codec::xcharext::{self, InitXch, XcharSpec, XcharSubset, XcharVal};
 use rpcrdma_codec::xdr::Encode;
 
@@ -66,10 +68,13 @@ impl Conn {
     /// decode (-01 codes 1 to 3), an ERR_VERS of either version to the first call (5.2), or
     /// nothing.
     pub(super) fn answer(&self, msg: &[u8], xid: u32) -> Answer {
+        let (vers, proc_, err) = (word(msg, 4), word(msg, 12), word(msg, 16));
+        if (vers, proc_, err) == (Some(VERSION), Some(0), Some(MsgType::CALL.0)) {
+            return Answer::Backward;
+        }
         if word(msg, 0) != Some(xid) {
             return Answer::Discard;
         }
-        let (vers, proc_, err) = (word(msg, 4), word(msg, 12), word(msg, 16));
         match (vers, proc_, err) {
             (Some(1 | VERSION), Some(4), Some(1)) if !self.agreed => Answer::Fallback,
             (Some(VERSION), Some(0 | 1), Some(d)) if d == MsgType::REPLY.0 => Answer::Reply,
@@ -112,6 +117,20 @@ impl Session<'_> {
         } else {
             self.options.receive_size as usize
         }
+    }
+
+    /// Answers a backward-direction call (an RDMA2_MSG with rdma_direction CALL) with an
+    /// RDMA2_MSG, rdma_direction REPLY, carrying PROG_UNAVAIL to its RPC call.
+    pub(super) fn backward(&mut self, step: &'static str, call: &[u8]) -> Step<()> {
+        if self.faults.v2_ignore_backward_calls {
+            return Ok(());
+        }
+        let Ok(m) = Message::decode(call, &Profile::default()) else { return Ok(()) };
+        let Ok(rpc) = RpcMessage::decode(m.payload) else { return Ok(()) };
+        let reply = ReplyHeader::accepted(rpc.header.xid(), AcceptStat::ProgUnavail).encode_to_vec();
+        // The backward direction's own credit value (4.2.2): one call at a time.
+        let msg = HeaderBuilder::msg(m.header.xid, 1, MsgType::REPLY).payload(&reply).encode_to_vec();
+        self.send(step, &msg)
     }
 
     /// The reply to a call, in Version One form. The first reply on a connection speaking

@@ -405,9 +405,10 @@ pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> V
                 None => served.clone(),
                 Some(s) => served.iter().filter(|x| x.conn.scenario == Some(s.name())).cloned().collect(),
             };
+            let played = !mine.is_empty();
             let mine: Vec<Served<'_>> = mine.into_iter().filter(|x| v2::speaks_v2(x) == v2::is_v2(c)).collect();
-            let v = match (c.scenario, mine.is_empty()) {
-                (Some(s), true) => {
+            let v = match (c.scenario, played) {
+                (Some(s), false) => {
                     Verdict::unsupported(c.info.acceptable, format!("scenario {} was not played", s.name()))
                 }
                 _ => (c.judge)(&mine).unwrap_or_else(|v| v),

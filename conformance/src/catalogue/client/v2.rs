@@ -2,10 +2,13 @@
 //! version a requester establishes and the calls it sends in Version Two form. They judge the
 //! connections on which the requester's first call had rdma_vers 2 ([`speaks_v2`]); a
 //! requester that speaks only Version One gets unsupported, with the reason, from each.
+//! One is active: in `v2-backward-call` the responder calls the requester (backward direction)
+//! before its reply to the first NFSv3 READ sent inline, and the check judges the answer.
 
 use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v2::{MsgType, Proc, VERSION};
+use rpcrdma_peers::responder::Scenario;
 
 use super::{plural, ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
@@ -194,6 +197,44 @@ fn optional_payload_direction(served: &[Served<'_>]) -> Judged {
     Ok(Verdict::pass(want, format!("{n} RDMA2_OPTIONAL {} with matching rdma_optdir", plural(n, "message"))))
 }
 
+/// Whether the requester answered the backward call of `v2-backward-call`: an RDMA2_MSG with
+/// rdma_direction REPLY carrying an RPC reply to it, on the same connection.
+fn backward_call_answered(served: &[Served<'_>]) -> Judged {
+    let want = "the backward-direction call answered with an RDMA2_MSG, rdma_direction REPLY, carrying its RPC reply";
+    any_v2(served, want)?;
+    let xid = Scenario::BACKWARD_XID;
+    let found = served.iter().find_map(|s| {
+        let at = s.events.iter().position(|(_, e)| matches!(e, Seen::Injected { .. }))?;
+        Some((s, at))
+    });
+    let Some((s, at)) = found else {
+        return Err(Verdict::unsupported(
+            want,
+            "the scenario's call (an NFSv3 READ sent inline in Version Two) never came",
+        ));
+    };
+    let mut others = 0;
+    for (_, e) in &s.events[at + 1..] {
+        let Seen::Call(f) = e else { continue };
+        let answers = matches!(f.rpc.as_ref(), Some(Ok(r)) if r.xid == xid && !matches!(r.kind, RpcKind::Call { .. }));
+        if !answers {
+            others += 1;
+            continue;
+        }
+        return match f.v2().map(|h| &h.body) {
+            Some(Body::Msg { direction: Some(MsgType::REPLY), .. }) => {
+                Ok(Verdict::pass(want, format!("answered after {others} other {}: {f}", plural(others, "call"))))
+            }
+            _ => Err(Verdict::fail(want, format!("the answer is not a backward REPLY: {f}"))),
+        };
+    }
+    let got = format!("the call {xid:#010x} was not answered ({others} other {} followed)", plural(others, "call"));
+    if others == 0 {
+        return Err(Verdict::unsupported(want, got));
+    }
+    Err(Verdict::fail(want, got))
+}
+
 fn inline_within_4096(served: &[Served<'_>]) -> Judged {
     let want = "no Send larger than 4096 bytes (or our advertised receive size, if larger)";
     any_v2(served, want)?;
@@ -283,7 +324,7 @@ fn connection_kept(served: &[Served<'_>]) -> Judged {
     Ok(Verdict::pass(want, format!("{kept} {} went on after the version was agreed", plural(kept, "connection"))))
 }
 
-pub static CHECKS: [ClientCheck; 9] = [
+pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/5/requester-one-at-start",
@@ -400,5 +441,18 @@ pub static CHECKS: [ClientCheck; 9] = [
         },
         scenario: None,
         judge: optional_payload_direction,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "v2-01/4.2.2/requester-backward-direction",
+            requirement: "Implementations of RPC-over-RDMA Version Two are REQUIRED to support backwards direction operation as described in [I-D.ietf-nfsv4-rpcrdma-bidirection]. ... When the rdma_proc field has the value RDMA2_MSG or RDMA2_NOMSG, the value of the rdma_direction field MUST be the same as the value of the associated RPC message's msg_type field.",
+            key_word: KeyWord::Must,
+            acceptable: "a CB_NULL backward call (RDMA2_MSG, rdma_direction CALL) answered on the same connection with an RDMA2_MSG, rdma_direction REPLY, carrying an RPC reply (PROG_UNAVAIL will do)",
+            rationale: "Callbacks (NFSv4.1 and later) need the backward direction; a requester that drops backward calls leaves the responder's caller waiting.",
+            groups: &["client", "v2", "scenario", "backward"],
+            broken_by: &[("v2-ignore-backward-calls", Outcome::Fail)],
+        },
+        scenario: Some(Scenario::BackwardCall),
+        judge: backward_call_answered,
     },
 ];
