@@ -274,7 +274,7 @@ fn receives_4096(served: &[Served<'_>]) -> Judged {
         for (at, (_, e)) in s.events.iter().enumerate() {
             let Seen::Reply(f) = e else { continue };
             let len = f.bytes().len();
-            if !(V1_INLINE + 1..=V2_INLINE).contains(&len) || !f.fixed().is_some_and(|h| h.vers == VERSION) {
+            if !(V1_INLINE + 1..=V2_INLINE).contains(&len) || f.fixed().is_none_or(|h| h.vers != VERSION) {
                 continue;
             }
             n += 1;
