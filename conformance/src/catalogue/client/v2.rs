@@ -16,7 +16,7 @@ use crate::frame::rpc::RpcKind;
 use crate::frame::v2::Body;
 use crate::frame::Frame;
 
-/// The Version One default inline threshold, which bounds the first Version Two message (5).
+/// The Version One default inline threshold.
 const V1_INLINE: usize = 1024;
 /// The Version Two default inline threshold (2.3).
 const V2_INLINE: usize = 4096;
@@ -54,8 +54,8 @@ fn is_proc(f: &Frame, proc_: Proc) -> bool {
     f.fixed().is_some_and(|h| h.proc_ == proc_.0)
 }
 
-fn first_message_bounded_and_alone(served: &[Served<'_>]) -> Judged {
-    let want = "on every Version Two connection, one message (of at most 1024 bytes) until a non-error reply";
+fn one_message_at_start(served: &[Served<'_>]) -> Judged {
+    let want = "on every Version Two connection, one message until a non-error reply";
     any_v2(served, want)?;
     for (i, s) in served.iter().enumerate() {
         let mut first: Option<u32> = None;
@@ -65,10 +65,6 @@ fn first_message_bounded_and_alone(served: &[Served<'_>]) -> Judged {
                 Seen::Call(f) => {
                     let Some(h) = f.fixed() else { continue };
                     match first {
-                        None if f.bytes().len() > V1_INLINE => {
-                            let got = format!("connection {i}: the first message is {} bytes", f.bytes().len());
-                            return Err(Verdict::fail(want, got));
-                        }
                         None => first = Some(h.xid),
                         // The same call sent again is still one message.
                         Some(x) if x == h.xid => {}
@@ -281,7 +277,8 @@ fn receives_4096(served: &[Served<'_>]) -> Judged {
             let went_on = s.events[at + 1..].iter().any(|(_, e)| matches!(e, Seen::Call(_)));
             if !went_on && i + 1 < served.len() {
                 let got = format!(
-                    "after our {len}-byte reply the requester sent nothing more on connection {i} and went on on a new one: {f}"
+                    "after our {len}-byte reply the requester sent nothing more on connection {i} \
+                     and went on on a new one: {f}"
                 );
                 return Err(Verdict::fail(want, got));
             }
@@ -314,7 +311,10 @@ fn connection_kept(served: &[Served<'_>]) -> Judged {
         if more {
             kept += 1;
         } else if i + 1 < served.len() {
-            let got = format!("connection {i} carried no call after the reply that agreed Version Two; the requester went on on a new one");
+            let got = format!(
+                "connection {i} carried no call after the reply that agreed Version Two; \
+                 the requester went on on a new one"
+            );
             return Err(Verdict::fail(want, got));
         }
     }
@@ -330,13 +330,13 @@ pub static CHECKS: [ClientCheck; 10] = [
             id: "v2-01/5/requester-one-at-start",
             requirement: "As with RPC-over-RDMA Version One, a requester MUST assume the ability to exchange only a single RPC-over-RDMA message at a time until it receives a non-error RPC-over-RDMA message from the responder that reports the responder's actual credit limit.",
             key_word: KeyWord::Must,
-            acceptable: "one message (the same one sent again counts once), of at most 1024 bytes, until a non-error reply",
+            acceptable: "one message (the same one sent again counts once) until a non-error reply",
             rationale: "Until the version is agreed the requester knows neither the grant nor the threshold; a second Send may meet no receive.",
             groups: &["client", "v2", "credits"],
             broken_by: &[("burst-at-start", Outcome::Fail)],
         },
         scenario: None,
-        judge: first_message_bounded_and_alone,
+        judge: one_message_at_start,
     },
     ClientCheck {
         info: CheckInfo {
