@@ -1,11 +1,12 @@
 //! The client catalogue judging the reference requester over the emulated transport: every
 //! client check passes for the conformant requester, and each notices the requester fault
 //! that breaks it. The workload runs once plainly and once per scenario, each scenario on a
-//! responder of its own, so one broken reaction cannot hide another.
+//! responder of its own, so one broken reaction cannot hide another; and once more speaking
+//! Version Two, for the Version Two checks.
 
 use std::time::Duration;
 
-use rpcrdma_conformance::catalogue::client::{all, judge_all, scenarios_of};
+use rpcrdma_conformance::catalogue::client::{all, judge_all, scenarios_of, v2};
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_peers::observe::Observed;
 use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
@@ -19,12 +20,58 @@ fn options() -> RequesterOptions {
     RequesterOptions { timeout: Duration::from_millis(700), ..RequesterOptions::default() }
 }
 
-/// Serves the reference requester's workload with observing responders; the judged results.
+fn v2_options() -> RequesterOptions {
+    RequesterOptions { version: 2, ..options() }
+}
+
+/// Serves the reference requester's workload with observing responders, in Version One and
+/// in Version Two; the judged results.
 fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
-    let mut runs = vec![None];
-    runs.extend(scenarios_of(all()).into_iter().map(Some));
-    let (observed, _) = observed_workloads(&config(), &runs, &options(), faults);
+    let mut observed = Vec::new();
+    for (version, options) in [(false, options()), (true, v2_options())] {
+        let mut runs = vec![None];
+        runs.extend(scenarios_of(all().filter(|c| v2::is_v2(c) == version)).into_iter().map(Some));
+        observed.extend(observed_workloads(&config(), &runs, &options, faults).0);
+    }
     judge_all(&observed).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
+}
+
+#[test]
+fn a_version_one_requester_gets_unsupported_from_every_version_two_check() {
+    let runs: Vec<_> = Scenario::ALL.iter().copied().map(Some).chain([None]).collect();
+    let (observed, _) = observed_workloads(&config(), &runs, &options(), &RequesterFaults::default());
+    let results = judge_all(&observed);
+    for r in &results {
+        let v2 = v2::CHECKS.iter().any(|c| c.info.id == r.check.id);
+        if v2 {
+            assert_eq!(r.outcome, Outcome::Unsupported, "{}: {}", r.check.id, r.actual);
+            assert!(r.actual.to_string().contains("Version One only"), "{}: {}", r.check.id, r.actual);
+        } else {
+            assert_eq!(r.outcome, Outcome::Pass, "{}: {}", r.check.id, r.actual);
+        }
+    }
+}
+
+#[test]
+fn the_version_two_requester_speaks_version_two_on_every_connection() {
+    let (observed, errors) = observed_workloads(&config(), &[None], &v2_options(), &RequesterFaults::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(!observed.is_empty());
+    for c in &observed {
+        let served = rpcrdma_conformance::catalogue::client::Served::of(c);
+        assert!(v2::speaks_v2(&served), "{:?}", c.events.first());
+    }
+}
+
+#[test]
+fn the_version_two_requester_falls_back_to_version_one() {
+    let config = Config { version_two: false, ..config() };
+    let (observed, errors) = observed_workloads(&config, &[None], &v2_options(), &RequesterFaults::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    let results = judge_all(&observed);
+    let v2_pass = results.iter().filter(|r| v2::CHECKS.iter().any(|c| c.info.id == r.check.id));
+    // The connections began in Version Two: the Version Two checks judge them, and none fails.
+    assert!(v2_pass.clone().all(|r| r.outcome != Outcome::Fail), "{results:?}");
 }
 
 #[test]
@@ -61,9 +108,14 @@ fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
     for s in Scenario::ALL {
         assert!(all().any(|c| c.scenario == Some(*s)), "scenario {} is judged by no check", s.name());
     }
-    let runs: Vec<_> = Scenario::ALL.iter().copied().map(Some).chain([None]).collect();
-    let (observed, errors) = observed_workloads(&config(), &runs, &options(), &RequesterFaults::default());
-    assert!(errors.is_empty(), "{errors:?}");
+    let mut observed = Vec::new();
+    for (version, options) in [(false, options()), (true, v2_options())] {
+        let scenarios = Scenario::ALL.iter().filter(|s| s.version_two() == version);
+        let runs: Vec<_> = scenarios.copied().map(Some).chain([None]).collect();
+        let (seen, errors) = observed_workloads(&config(), &runs, &options, &RequesterFaults::default());
+        assert!(errors.is_empty(), "{errors:?}");
+        observed.extend(seen);
+    }
     for s in Scenario::ALL {
         let injected: Vec<u32> = observed
             .iter()

@@ -66,7 +66,8 @@ pub fn select(selectors: &[String]) -> Result<Vec<&'static ClientCheck>, String>
 }
 
 /// The embedded reference requester's workload, once plainly (when a passive check is
-/// selected) and once per scenario the checks need, each on a reference responder of its own.
+/// selected) and once per scenario the checks need, each on a reference responder of its own;
+/// speaking Version Two for the Version Two checks, Version One for the others.
 fn self_test(
     grant: u32,
     checks: &[&'static ClientCheck],
@@ -82,15 +83,24 @@ fn self_test(
     if let Some(session) = fuzz {
         return fuzz_self_test(&config, session);
     }
-    let mut runs = Vec::new();
-    if checks.iter().any(|c| c.scenario.is_none()) {
-        runs.push(None);
-    }
-    runs.extend(client::scenarios_of(checks.iter().copied()).into_iter().map(Some));
-    let (observed, errors) =
-        observed_workloads(&config, &runs, &RequesterOptions::default(), &RequesterFaults::default());
-    for e in errors {
-        crate::errln!("note: the reference requester stopped early: {e}");
+    let mut observed = Vec::new();
+    for version in [1, 2] {
+        let mine: Vec<&ClientCheck> =
+            checks.iter().copied().filter(|c| client::v2::is_v2(c) == (version == 2)).collect();
+        let mut runs = Vec::new();
+        if mine.iter().any(|c| c.scenario.is_none()) {
+            runs.push(None);
+        }
+        runs.extend(client::scenarios_of(mine.iter().copied()).into_iter().map(Some));
+        if runs.is_empty() {
+            continue;
+        }
+        let options = RequesterOptions { version, ..RequesterOptions::default() };
+        let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
+        for e in errors {
+            crate::errln!("note: the reference requester (Version {version}) stopped early: {e}");
+        }
+        observed.extend(seen);
     }
     observed
 }

@@ -17,6 +17,10 @@ use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR,
 use crate::proto::Call;
 use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
+mod observed;
+mod v2;
+
+pub use observed::observed_workloads;
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference requester; all off by default.
     pub struct RequesterFaults {
@@ -66,6 +70,22 @@ crate::fault_switches! {
         /// Size the credit window by the grant of the first reply, ignoring later grants
         /// (RFC 8166 3.3.1: the current grant is the one to respect).
         ignore_grant_changes = "ignore-grant-changes",
+        /// Version Two with 1024-byte receives (v2-01 2.3: MUST support 4096 bytes).
+        v2_receive_1024 = "v2-receive-1024",
+        /// An RDMA2_MSG with no payload (v2-01 4.2.1: MUST follow).
+        v2_msg_without_payload = "v2-msg-without-payload",
+        /// An RDMA2_ERROR followed by a payload (v2-01 4.2.1: MUST NOT follow).
+        v2_error_with_payload = "v2-error-with-payload",
+        /// An RDMA2_MSG call with rdma_direction REPLY (v2-01 4.2.2: MUST be the msg_type).
+        v2_call_direction_reply = "v2-call-direction-reply",
+        /// ROPT_INITXCH (no payload) with rdma_optdir REPLY (v2-01 4.2.2: a Requester MUST set CALL).
+        v2_initxch_optdir_reply = "v2-initxch-optdir-reply",
+        /// Reconnect once right after Version Two is agreed (v2-01 5.2: MUST NOT).
+        v2_reconnect_after_negotiation = "v2-reconnect-after-negotiation",
+        /// A NULL call in a ROPT_XMTREQ with rdma_optdir REPLY (v2-01 4.2.2: MUST be CALL).
+        v2_xmtreq_optdir_reply = "v2-xmtreq-optdir-reply",
+        /// Discard backward-direction calls (v2-01 4.2.2: backward direction is REQUIRED).
+        v2_ignore_backward_calls = "v2-ignore-backward-calls",
     }
 }
 
@@ -82,6 +102,8 @@ pub struct RequesterOptions {
     pub credits: u32,
     /// How many times a call with no reply before the timeout is sent again (the same XID).
     pub retransmits: u32,
+    /// The version each connection begins with: 1, or 2 (Version Two: `requester/v2.rs`).
+    pub version: u32,
 }
 
 impl Default for RequesterOptions {
@@ -92,6 +114,7 @@ impl Default for RequesterOptions {
             send_size: 4096,
             credits: 32,
             retransmits: 2,
+            version: 1,
         }
     }
 }
@@ -178,6 +201,8 @@ struct Session<'c> {
     faults: &'c RequesterFaults,
     /// The grant of the latest reply (RFC 8166 3.3.1: the current granted credit limit).
     grant: Option<u32>,
+    /// The version spoken on this connection.
+    v2: v2::Conn,
 }
 
 /// What a received message is to the call waiting for it.
@@ -189,6 +214,10 @@ enum Answer {
     /// Nothing: a message to discard silently (RFC 8166 4.5, 4.6.1, 4.6.2), or one for
     /// another call.
     Discard,
+    /// RDMA2_ERR_VERS to the first Version Two call: send it again in Version One.
+    Fallback,
+    /// A Version Two backward-direction call, to answer.
+    Backward,
 }
 
 impl Session<'_> {
@@ -198,7 +227,8 @@ impl Session<'_> {
         }
         let deadline = Instant::now() + self.options.timeout;
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
-        at("connect", conn.post_recv(self.options.receive_size as usize, self.options.credits as usize))?;
+        self.v2 = v2::Conn::new(self.options, &self.v2);
+        at("connect", conn.post_recv(self.receive_buffer(), self.options.credits as usize))?;
         self.conn = Some(conn);
         Ok(())
     }
@@ -239,13 +269,14 @@ impl Session<'_> {
     }
 
     fn send(&mut self, step: &'static str, msg: &[u8]) -> Step<()> {
-        let r = self.conn(step)?.send(msg);
+        let msg = self.v2.frame(msg);
+        let r = self.conn(step)?.send(&msg);
         at(step, r)
     }
 
     /// The next message before `deadline`; a receive is reposted for each one.
     fn recv_until(&mut self, step: &'static str, deadline: Instant) -> Step<Vec<u8>> {
-        let size = self.options.receive_size as usize;
+        let size = self.receive_buffer();
         let conn = self.conn(step)?;
         let failure = loop {
             match conn.poll(deadline) {
@@ -273,6 +304,9 @@ impl Session<'_> {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
+        if self.v2.speaking {
+            return self.v2.answer(msg, xid);
+        }
         if h.xid != xid || h.vers != 1 && !f.accept_bad_version_reply {
             return Answer::Discard;
         }
@@ -309,7 +343,12 @@ impl Session<'_> {
                                 self.grant = Some(h.credit);
                             }
                         }
-                        return Ok(reply);
+                        return self.agreed(step, reply);
+                    }
+                    Answer::Backward => self.backward(step, &reply)?,
+                    Answer::Fallback => {
+                        self.v2.speaking = false;
+                        self.send(step, msg)?;
                     }
                     Answer::Error(e) => return Err(WorkloadError { step, failure: Failure::RdmaError(e) }),
                     Answer::Discard => {}
@@ -351,6 +390,7 @@ pub fn workload(
         next_xid: 0x5000_0000,
         faults,
         grant: None,
+        v2: v2::Conn::default(),
     };
     s.connect()?;
 
@@ -452,35 +492,8 @@ pub fn workload(
         s.send("RDMA_DONE", &b)?;
         let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
     }
+    v2::extras(&mut s)?;
     // End with a NULL so every earlier reply has been seen.
     let xid = s.xid();
     s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
-}
-
-/// Serves the workload to embedded reference responders configured as `base`, all observed
-/// into one log: once per entry of `scenarios` (none: the responder plays no scenario), each
-/// on a responder of its own, concurrently. The connections observed, and each run's error.
-pub fn observed_workloads(
-    base: &crate::responder::Config,
-    scenarios: &[Option<crate::responder::Scenario>],
-    options: &RequesterOptions,
-    faults: &RequesterFaults,
-) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
-    use crate::responder::{Config, Responder};
-    use crate::transport::emulated::EmulatedConnector;
-    let log = crate::observe::Log::new();
-    let errors = std::thread::scope(|scope| {
-        let runs: Vec<_> = scenarios
-            .iter()
-            .map(|s| {
-                let config = Config { scenario: *s, observer: Some(log.clone()), ..base.clone() };
-                scope
-                    .spawn(move || workload(&mut EmulatedConnector::new(Responder::reference(config)), options, faults))
-            })
-            .collect();
-        runs.into_iter().filter_map(|r| r.join().ok().and_then(Result::err)).collect()
-    });
-    // Let the responders record the ends of their connections.
-    std::thread::sleep(Duration::from_millis(50));
-    (log.snapshot(), errors)
 }

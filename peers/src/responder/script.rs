@@ -2,9 +2,12 @@
 //! its reply to one chosen call (the first NFSv3 READ sent inline) with a message the
 //! requester must react to as the specs require, once per responder, and records the
 //! injection in the observation tap. With no scenario the responder's path is untouched.
+//! A Version Two scenario ([`Scenario::version_two`]) plays on a Version Two call instead.
 
+use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{HeaderBuilder, MIN_HEADER_LEN};
+use rpcrdma_codec::v2::{self, MsgType};
 use rpcrdma_codec::xdr::Encode;
 
 use crate::proto::nfs3::{NFSPROC3_READ, NFS_PROGRAM};
@@ -57,6 +60,10 @@ scenarios! {
         /// The reply grants 1 credit, and so does every later reply on the connection
         /// (RFC 8166 3.3.1: the granted value may be reduced).
         ShrinkGrant = "shrink-grant",
+        /// Version Two: before the reply, a backward-direction call to the requester (CB_NULL
+        /// of the NFSv4 callback program, RDMA2_MSG with rdma_direction CALL; v2-01 4.2.2:
+        /// backward direction is REQUIRED).
+        BackwardCall = "v2-backward-call",
     }
 }
 
@@ -69,16 +76,44 @@ pub const UNKNOWN_PROC: u32 = 5;
 /// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
 pub const UNKNOWN_ERR: u32 = 3;
 
+/// The NFSv4 callback program (RFC 8881 20) and CB_NULL: a backward call any requester that
+/// supports the backward direction can answer (PROG_UNAVAIL, if it serves no callback).
+const CB_PROGRAM: u32 = 0x4000_0000;
+
+fn is_nfs3_read(inline_payload: &[u8]) -> bool {
+    match RpcMessage::decode(inline_payload) {
+        Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => {
+            c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
+        }
+        _ => false,
+    }
+}
+
 impl Scenario {
+    /// The XID of `v2-backward-call`'s call, from the responder's own XID space (v2-01 4.2.2).
+    pub const BACKWARD_XID: u32 = 0xb0c0_0001;
+
+    /// Whether the scenario plays on a Version Two call (the others play on Version One).
+    pub fn version_two(self) -> bool {
+        matches!(self, Scenario::BackwardCall)
+    }
+
+    /// Whether a Version Two call's inline payload is the one this Version Two scenario plays
+    /// on: an NFSv3 READ whose RPC call travels inline.
+    pub fn targets_v2(self, inline_payload: &[u8]) -> bool {
+        self.version_two() && is_nfs3_read(inline_payload)
+    }
+
+    /// `v2-backward-call`'s call: RDMA2_MSG, rdma_direction CALL, CB_NULL, one credit.
+    pub fn backward_call() -> Vec<u8> {
+        let rpc = CallHeader::new(Self::BACKWARD_XID, CB_PROGRAM, 1, 0).encode_to_vec();
+        v2::HeaderBuilder::msg(Self::BACKWARD_XID, 1, MsgType::CALL).payload(&rpc).encode_to_vec()
+    }
+
     /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
     /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
     pub fn targets(self, inline_payload: &[u8]) -> bool {
-        match RpcMessage::decode(inline_payload) {
-            Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => {
-                c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
-            }
-            _ => false,
-        }
+        !self.version_two() && is_nfs3_read(inline_payload)
     }
 
     /// The grant of every later reply on the connection, when the scenario changes it.
@@ -118,6 +153,8 @@ impl Scenario {
                 padded(b)
             }
             Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
+            // Replaces no reply: the backward call goes before it.
+            Scenario::BackwardCall => reply.to_vec(),
         }
     }
 }
@@ -137,7 +174,7 @@ mod tests {
     #[test]
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
-        for s in Scenario::ALL {
+        for s in Scenario::ALL.iter().filter(|s| !s.version_two()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());

@@ -22,7 +22,10 @@ use rpcrdma_codec::xdr::Array;
 
 use rpcrdma_codec::xdr::Encode;
 
-use super::{Framing, Session, Stop};
+use std::sync::atomic::Ordering;
+
+use super::{Framing, Scenario, Session, Stop};
+use crate::observe::Observed;
 
 /// Per-connection Version Two state.
 #[derive(Debug, Default)]
@@ -41,6 +44,8 @@ pub(crate) struct State {
     rsbuf: u32,
     /// Continuations held back by `v2-group-interleaved`, sent after the next message.
     deferred: Vec<Vec<u8>>,
+    /// The XID of the backward-direction call `v2-backward-call` made, until its reply.
+    backward: Option<u32>,
 }
 
 #[derive(Debug)]
@@ -142,7 +147,12 @@ fn is_cont(msg: &Message<'_>) -> bool {
 fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), Stop> {
     let xid = msg.header.xid;
     let nomsg = matches!(msg.header.body, Body::NoMsg(_));
-    // We make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
+    // The reply to the backward call of `v2-backward-call`: taken (no upper layer awaits it).
+    if c.direction == Some(MsgType::REPLY) && s.v2.backward == Some(xid) {
+        s.v2.backward = None;
+        return Ok(());
+    }
+    // Otherwise we make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
     if c.direction != Some(MsgType::CALL) || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
         return send_bad_header(s, xid);
     }
@@ -158,6 +168,13 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
     };
     if Violations::of(&as_v1, Role::Call).iter().any(|v| !s.config.faults.tolerates(v.rule)) {
         return send_bad_header(s, xid);
+    }
+    if let Some(scenario) = s.config.scenario {
+        if !nomsg && scenario.targets_v2(msg.payload) && !s.played.swap(true, Ordering::SeqCst) {
+            s.observe(Observed::Injected { scenario: scenario.name(), xid });
+            s.v2.backward = Some(Scenario::BACKWARD_XID);
+            s.send(&Scenario::backward_call(), None)?;
+        }
     }
     s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
 }

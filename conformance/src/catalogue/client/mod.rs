@@ -10,6 +10,7 @@
 pub mod scenarios;
 mod served;
 pub mod sizing;
+pub mod v2;
 
 pub use served::{transcript, Seen, Served};
 
@@ -372,7 +373,7 @@ pub static CHECKS: [ClientCheck; 9] = [
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
-    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter())
+    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter()).chain(v2::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
@@ -392,8 +393,9 @@ pub fn judge_all(conns: &[ObservedConnection]) -> Vec<CheckResult> {
 }
 
 /// Judges the observations with `checks`: a passive check sees every connection, an active
-/// one the connections its scenario was played on. The transcript of each result is the
-/// conversation that check saw (from the responder's side).
+/// one the connections its scenario was played on; the Version Two checks ([`v2`]) see only
+/// the connections that began in Version Two, the others only the rest. The transcript of
+/// each result is the conversation that check saw (from the responder's side).
 pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> Vec<CheckResult> {
     let served: Vec<Served<'_>> = conns.iter().map(Served::of).collect();
     checks
@@ -403,8 +405,10 @@ pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> V
                 None => served.clone(),
                 Some(s) => served.iter().filter(|x| x.conn.scenario == Some(s.name())).cloned().collect(),
             };
-            let v = match (c.scenario, mine.is_empty()) {
-                (Some(s), true) => {
+            let played = !mine.is_empty();
+            let mine: Vec<Served<'_>> = mine.into_iter().filter(|x| v2::speaks_v2(x) == v2::is_v2(c)).collect();
+            let v = match (c.scenario, played) {
+                (Some(s), false) => {
                     Verdict::unsupported(c.info.acceptable, format!("scenario {} was not played", s.name()))
                 }
                 _ => (c.judge)(&mine).unwrap_or_else(|v| v),

@@ -113,7 +113,12 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
                     (Direction::Event, format!("the responder stopped: {why}"), Vec::new(), Wire::Plain)
                 }
                 Seen::Injected { scenario, xid } => {
-                    let what = format!("scenario {scenario}: the next message replaces our reply to {xid:#010x}");
+                    let backward = rpcrdma_peers::responder::Scenario::named(scenario).is_some_and(|s| s.version_two());
+                    let what = if backward {
+                        format!("scenario {scenario}: the next message is a backward-direction call, before our reply to {xid:#010x}")
+                    } else {
+                        format!("scenario {scenario}: the next message replaces our reply to {xid:#010x}")
+                    };
                     (Direction::Event, what, Vec::new(), Wire::Plain)
                 }
                 Seen::Mutated { how, xid } => {
