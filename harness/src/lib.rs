@@ -20,6 +20,7 @@ pub mod report;
 pub mod run;
 pub mod serve;
 pub mod serve_fuzz;
+pub mod serve_kernel_log;
 pub mod signals;
 pub mod text;
 pub mod vectors_cmd;

@@ -168,6 +168,17 @@ pub fn run(args: ServeArgs) -> i32 {
     } else {
         None
     };
+    // Judging the catalogue of a real requester, its kernel log joins each scenario's checks.
+    let scenario_log = match (&args.fuzz.kernel_log, &session, &args.listen) {
+        (Some(p), None, Some(_)) => match crate::serve_kernel_log::ScenarioLog::follow(p) {
+            Ok(l) => Some(l),
+            Err(e) => {
+                crate::errln!("error: --kernel-log {}: {e}", p.display());
+                return EXIT_USAGE;
+            }
+        },
+        _ => None,
+    };
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
     if !quiet {
@@ -205,7 +216,10 @@ pub fn run(args: ServeArgs) -> i32 {
     if let Some(s) = &session {
         return serve_fuzz::finish(s, &args.fuzz, &observed, profile.as_ref(), outputs.json.as_mut());
     }
-    let results = client::judge(&checks, &observed);
+    let mut results = client::judge(&checks, &observed);
+    if let Some(log) = &scenario_log {
+        log.attribute(&checks, &observed, &mut results);
+    }
     let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();
     if !quiet {
         for (r, j) in results.iter().zip(&judged) {

@@ -33,9 +33,10 @@ pub struct FuzzArgs {
     /// Mutate one reply in N (at least 1).
     #[arg(long, value_name = "N", default_value_t = 3, requires = "fuzz")]
     pub fuzz_one_in: u32,
-    /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): a bug report
-    /// after a mutated reply is a finding.
-    #[arg(long, value_name = "FILE", requires = "fuzz")]
+    /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): with --fuzz a
+    /// bug report after a mutated reply is a finding; judging the catalogue, the lines logged
+    /// while a scenario was played join its checks, and a bug report among them fails them.
+    #[arg(long, value_name = "FILE")]
     pub kernel_log: Option<PathBuf>,
     /// Where finding files go.
     #[arg(long, value_name = "DIR", default_value = "serve-fuzz-findings", requires = "fuzz")]

@@ -101,6 +101,9 @@ pub struct PeerState {
     pub down: Option<PeerDown>,
     /// Not run: the peer went down after the check with this ID and did not come back.
     pub down_after: Option<&'static str>,
+    /// `serve --kernel-log`: what the requester's kernel logged while this check's scenario
+    /// was played.
+    pub kernel_log: Vec<String>,
 }
 
 /// The peer a watched run talks to: its connector, its logs, and how to restart it.

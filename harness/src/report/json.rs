@@ -49,6 +49,7 @@ pub fn render(run: &Run<'_>) -> Value {
                 "connection_survived": r.connection_survived,
                 "peer": r.peer.down.as_ref().map(peer_down),
                 "not_run_after": r.peer.down_after,
+                "kernel_log": (!r.peer.kernel_log.is_empty()).then_some(&r.peer.kernel_log),
                 "duration_ms": r.duration.as_secs_f64() * 1000.0,
                 "transcript": transcript,
             })
