@@ -66,6 +66,13 @@ crate::fault_switches! {
         /// Size the credit window by the grant of the first reply, ignoring later grants
         /// (RFC 8166 3.3.1: the current grant is the one to respect).
         ignore_grant_changes = "ignore-grant-changes",
+        /// After a grant of 0, go on sending one call at a time on the connection (RFC 8166
+        /// 3.3.1: nothing may be sent beyond the grant; reconnecting starts afresh).
+        zero_grant_as_one = "zero-grant-as-one",
+        /// Fill the credit window to the grant even beyond the receives posted for replies, and
+        /// be slow to take them (RFC 8166 3.3.1: MUST maintain enough receive resources for the
+        /// replies expected).
+        window_beyond_receives = "window-beyond-receives",
     }
 }
 
@@ -200,6 +207,8 @@ impl Session<'_> {
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
         at("connect", conn.post_recv(self.options.receive_size as usize, self.options.credits as usize))?;
         self.conn = Some(conn);
+        // A new connection has one credit until its first reply (RFC 8166 3.3.3).
+        self.grant = None;
         Ok(())
     }
 
@@ -293,6 +302,11 @@ impl Session<'_> {
     /// Sends `msg` and waits for the reply to `xid`, discarding what does not answer it;
     /// with no reply before the timeout, sends it again, up to `retransmits` times.
     fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
+        // Nothing may be sent beyond a grant of 0 (RFC 8166 3.3.1): a new connection starts
+        // with one credit (3.3.3).
+        if self.grant == Some(0) && !self.faults.zero_grant_as_one {
+            self.connect()?;
+        }
         for attempt in 0..=self.options.retransmits {
             self.send(step, msg)?;
             let deadline = Instant::now() + self.options.timeout;
@@ -417,10 +431,21 @@ pub fn workload(
     // The credit window: as many NULLs outstanding as the current grant allows (one more
     // under the fault).
     let grant = s.grant.unwrap_or(1);
-    let window = if faults.exceed_grant { grant + 1 } else { grant.min(options.credits) };
+    let window = if faults.exceed_grant {
+        grant + 1
+    } else if faults.window_beyond_receives {
+        grant
+    } else {
+        // The lower of the grant and our receives posted (RFC 8166 3.3.1).
+        grant.min(options.credits)
+    };
     for _ in 0..window {
         let xid = s.xid();
         s.send("the credit window", &Call::null(xid, options.credits).msg())?;
+    }
+    if faults.window_beyond_receives {
+        // Busy elsewhere: the replies come back to back meanwhile.
+        std::thread::sleep(Duration::from_millis(200));
     }
     let deadline = Instant::now() + options.timeout;
     for _ in 0..window {

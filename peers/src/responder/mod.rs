@@ -111,6 +111,8 @@ impl Responder {
     pub fn receive_window(&self) -> (usize, usize) {
         let c = &self.config;
         let window = if c.faults.short_receive_window { c.credits / 2 } else { c.receive_window.unwrap_or(c.credits) };
+        // A scenario's larger grant is backed by receives (RFC 8166 3.3.1).
+        let window = window.max(c.scenario.and_then(Scenario::grant_after).unwrap_or(0));
         (self.receive_buffer(), window.max(1) as usize)
     }
 
@@ -319,12 +321,13 @@ impl<'a> Session<'a> {
                 Event::Recv { status: WcStatus::Success, data, .. } => {
                     // Repost before replying, so the window stays at the grant.
                     if self.conn.post_recv(receive_buffer(self.config), 1).is_err() {
-                        return;
+                        return self.record_failed_sends();
                     }
                     if self.wedged {
                         continue;
                     }
                     if let Err(stop) = self.handle(&data) {
+                        self.record_failed_sends();
                         self.observe(observe::Observed::Stopped(stop.to_string()));
                         return;
                     }
@@ -339,7 +342,7 @@ impl<'a> Session<'a> {
                     return;
                 }
                 Event::SendDone { status: WcStatus::Success } => {}
-                Event::SendDone { .. } => return,
+                Event::SendDone { status } => return self.observe(observe::Observed::SendFailed(status)),
             }
         }
     }

@@ -57,11 +57,21 @@ scenarios! {
         /// The reply grants 1 credit, and so does every later reply on the connection
         /// (RFC 8166 3.3.1: the granted value may be reduced).
         ShrinkGrant = "shrink-grant",
+        /// The reply grants 0 credits, and so does every later reply on the connection
+        /// (RFC 8166 3.3.1: a grant the requester cannot go beyond; MUST NOT be zero).
+        ZeroGrant = "zero-grant",
+        /// The reply grants [`HUGE_GRANT`] credits, and so does every later reply on the
+        /// connection, with receives posted for them (RFC 8166 3.3.1: the requester still keeps
+        /// to its own receive resources).
+        HugeGrant = "huge-grant",
     }
 }
 
 /// The grant of every reply from `shrink-grant`'s on.
 pub const SHRUNK_GRANT: u32 = 1;
+
+/// The grant of every reply from `huge-grant`'s on: far more than any requester asks for.
+pub const HUGE_GRANT: u32 = 1024;
 
 /// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
 pub const UNKNOWN_PROC: u32 = 5;
@@ -85,6 +95,8 @@ impl Scenario {
     pub fn grant_after(self) -> Option<u32> {
         match self {
             Scenario::ShrinkGrant => Some(SHRUNK_GRANT),
+            Scenario::ZeroGrant => Some(0),
+            Scenario::HugeGrant => Some(HUGE_GRANT),
             _ => None,
         }
     }
@@ -118,6 +130,8 @@ impl Scenario {
                 padded(b)
             }
             Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
+            Scenario::ZeroGrant => set(8, 0),
+            Scenario::HugeGrant => set(8, HUGE_GRANT),
         }
     }
 }
@@ -148,6 +162,8 @@ mod tests {
         assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
         assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
         assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());
+        assert_eq!(&Scenario::ZeroGrant.rewrite(&reply)[8..12], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::HugeGrant.rewrite(&reply)[8..12], &HUGE_GRANT.to_be_bytes());
         let e = Scenario::UndecodableError.rewrite(&reply);
         assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
     }

@@ -2,7 +2,8 @@
 
 use rpcrdma_codec::{DecodeError, EncodeError};
 
-use crate::transport::TransportError;
+use crate::observe::Observed;
+use crate::transport::{Event, TransportError, WcStatus};
 
 /// Why a session stops serving its connection.
 #[derive(Debug)]
@@ -43,5 +44,19 @@ impl From<EncodeError> for Stop {
 impl From<DecodeError> for Stop {
     fn from(e: DecodeError) -> Self {
         Stop::Decode(e)
+    }
+}
+
+impl super::Session<'_> {
+    /// Records the Sends of ours that completed in error before a stop (an RNR completion
+    /// waits behind the messages still to be answered).
+    pub(crate) fn record_failed_sends(&mut self) {
+        while let Ok(e) = self.conn.poll(std::time::Instant::now()) {
+            if let Event::SendDone { status } = e {
+                if status != WcStatus::Success {
+                    self.observe(Observed::SendFailed(status));
+                }
+            }
+        }
     }
 }

@@ -7,6 +7,7 @@
 //! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
 //! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
 
+pub mod credits;
 pub mod scenarios;
 mod served;
 pub mod sizing;
@@ -136,19 +137,23 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
     let want = "never more calls outstanding than the credits granted";
     let mut worst = 0usize;
     for s in served {
-        let mut outstanding = 0usize;
+        // A scenario's reply may grant more than the responder's configured grant.
+        let (mut outstanding, mut grant) = (0usize, s.conn.grant);
         for (_, e) in &s.events {
             match e {
                 // Only messages that expect a reply count as requests.
                 Seen::Call(f) if f.fixed().is_some_and(|x| x.proc_ <= 1) => {
                     outstanding += 1;
                     worst = worst.max(outstanding);
-                    if outstanding > s.conn.grant as usize {
-                        let got = format!("{outstanding} calls outstanding with a grant of {}", s.conn.grant);
+                    if outstanding > grant as usize {
+                        let got = format!("{outstanding} calls outstanding with a grant of {grant}");
                         return Err(Verdict::fail(want, got));
                     }
                 }
-                Seen::Reply(_) => outstanding = outstanding.saturating_sub(1),
+                Seen::Reply(f) => {
+                    grant = grant.max(f.fixed().map_or(0, |h| h.credit));
+                    outstanding = outstanding.saturating_sub(1);
+                }
                 _ => {}
             }
         }
@@ -372,7 +377,7 @@ pub static CHECKS: [ClientCheck; 9] = [
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
-    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter())
+    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter()).chain(credits::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.

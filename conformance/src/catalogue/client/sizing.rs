@@ -125,7 +125,7 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.3/requester-one-call-at-start",
-            requirement: "A Responder MAY exceed this basic level of configuration, but a Requester MUST NOT assume more than one credit is available and MUST receive a valid reply from the Responder carrying the actual number of available credits, prior to sending its next request.",
+            requirement: "A Responder MAY exceed this basic level of configuration, but a Requester MUST NOT assume more than one credit is available and MUST receive a valid reply from the Responder carrying the actual number of available credits, prior to sending its next request. ... (RFC 5666 6.1) The server MAY exceed this basic level of configuration, but the client MUST NOT assume more than one, and MUST receive a valid reply from the server carrying the actual number of available receive messages, prior to sending its next request.",
             key_word: KeyWord::MustNot,
             acceptable: "one call on a new connection until its reply, then as many as the grant",
             rationale: "Until the first reply the requester does not know the grant; a responder that granted one credit has one receive posted, and a second Send meets none (receiver not ready).",
