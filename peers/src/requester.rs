@@ -3,7 +3,6 @@
 //! the client catalogue is tested, and with [`RequesterFaults`] it misbehaves on purpose so
 //! tests can prove each client check notices.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::chunk::ReadSegment;
@@ -11,7 +10,7 @@ use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::RpcMessage;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
 use rpcrdma_codec::xdr::Encode;
-use rpcrdma_codec::{DecodeError, Profile};
+use rpcrdma_codec::Profile;
 
 use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_WRITE, ROOT_FH};
 use crate::proto::Call;
@@ -73,6 +72,18 @@ crate::fault_switches! {
         /// be slow to take them (RFC 8166 3.3.1: MUST maintain enough receive resources for the
         /// replies expected).
         window_beyond_receives = "window-beyond-receives",
+        /// Without usable private data from the responder (none, or no format identifier),
+        /// assume it receives 4096 bytes (RFC 8797 5.1, 5.2: MUST behave as if it sent zeros).
+        assume_large_responder_receive = "assume-large-responder-receive",
+        /// Refuse a connection whose private data has reserved bits set (RFC 8797 4: receivers
+        /// MUST ignore their value).
+        reject_reserved_bits = "reject-reserved-bits",
+        /// Keep the first connection's call inline threshold on later connections (RFC 8797 4:
+        /// MUST be prepared for the settings to change upon a reconnection).
+        keep_first_thresholds = "keep-first-thresholds",
+        /// Advertise private data with a reserved bit set (RFC 8797 4: senders MUST set them
+        /// to zero).
+        own_reserved_bits = "own-reserved-bits",
     }
 }
 
@@ -103,77 +114,11 @@ impl Default for RequesterOptions {
     }
 }
 
-/// What went wrong in a step of the workload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// The transport failed: connecting, registering, posting.
-    Transport(TransportError),
-    /// A Send or receive completed with an error.
-    SendFailed(WcStatus),
-    ReceiveFailed(WcStatus),
-    /// No reply before the deadline.
-    NoReply,
-    Disconnected,
-    /// An RDMA_ERROR answered the call with this rdma_err (RFC 8166 4.5: a permanent error
-    /// that completes the RPC transaction).
-    RdmaError(u32),
-    /// A reply (or its RPC or NFS part) that does not decode.
-    Undecodable(DecodeError),
-    /// LOOKUP answered with this nfsstat3 (none: the results did not decode).
-    Status(Option<u32>),
-    /// Our own settings cannot be advertised (RFC 8797 sizes start at 1024).
-    Settings,
-}
+mod failure;
+mod inline;
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Transport(e) => write!(f, "{e}"),
-            Failure::SendFailed(s) => write!(f, "our Send failed: {}", s.name()),
-            Failure::ReceiveFailed(s) => write!(f, "our receive failed: {}", s.name()),
-            Failure::NoReply => f.write_str("no reply before the deadline"),
-            Failure::Disconnected => f.write_str("disconnected"),
-            Failure::RdmaError(e) => write!(f, "RDMA_ERROR with rdma_err {e}"),
-            Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
-            Failure::Status(s) => write!(f, "status {s:?}"),
-            Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),
-        }
-    }
-}
-
-/// The step of the workload that failed, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkloadError {
-    pub step: &'static str,
-    pub failure: Failure,
-}
-
-impl fmt::Display for WorkloadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.step, self.failure)
-    }
-}
-
-impl std::error::Error for WorkloadError {}
-
-/// A step's result.
-type Step<T> = Result<T, WorkloadError>;
-
-fn at<T>(step: &'static str, r: Result<T, impl Into<Failure>>) -> Step<T> {
-    r.map_err(|e| WorkloadError { step, failure: e.into() })
-}
-
-impl From<TransportError> for Failure {
-    fn from(e: TransportError) -> Self {
-        Failure::Transport(e)
-    }
-}
-
-impl From<DecodeError> for Failure {
-    fn from(e: DecodeError) -> Self {
-        Failure::Undecodable(e)
-    }
-}
+use failure::{at, Step};
+pub use failure::{Failure, WorkloadError};
 
 /// One connection of the workload.
 struct Session<'c> {
@@ -185,6 +130,8 @@ struct Session<'c> {
     faults: &'c RequesterFaults,
     /// The grant of the latest reply (RFC 8166 3.3.1: the current granted credit limit).
     grant: Option<u32>,
+    /// The call inline threshold of the connection (RFC 8797 4.2), once connected.
+    call_inline: Option<usize>,
 }
 
 /// What a received message is to the call waiting for it.
@@ -205,6 +152,7 @@ impl Session<'_> {
         }
         let deadline = Instant::now() + self.options.timeout;
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
+        self.learn_thresholds(conn.as_mut())?;
         at("connect", conn.post_recv(self.options.receive_size as usize, self.options.credits as usize))?;
         self.conn = Some(conn);
         // A new connection has one credit until its first reply (RFC 8166 3.3.3).
@@ -308,12 +256,18 @@ impl Session<'_> {
             self.connect()?;
         }
         for attempt in 0..=self.options.retransmits {
+            // A call the connection was lost under is sent again on a new one.
+            self.ensure_connected()?;
             self.send(step, msg)?;
             let deadline = Instant::now() + self.options.timeout;
             loop {
                 let reply = match self.recv_until(step, deadline) {
                     Ok(r) => r,
-                    Err(WorkloadError { failure: Failure::NoReply, .. }) if attempt < self.options.retransmits => break,
+                    Err(WorkloadError { failure: Failure::NoReply | Failure::Disconnected, .. })
+                        if attempt < self.options.retransmits =>
+                    {
+                        break
+                    }
                     Err(e) => return Err(e),
                 };
                 match self.answer(&reply, xid) {
@@ -357,6 +311,9 @@ pub fn workload(
     if faults.bad_private_data {
         pd = pd.with_version(2);
     }
+    if faults.own_reserved_bits {
+        pd = pd.with_reserved(0x80);
+    }
     let mut s = Session {
         connector,
         options,
@@ -365,6 +322,7 @@ pub fn workload(
         next_xid: 0x5000_0000,
         faults,
         grant: None,
+        call_inline: None,
     };
     s.connect()?;
 
@@ -454,6 +412,8 @@ pub fn workload(
         }
     }
     s.ensure_connected()?;
+
+    inline::write_2000(&mut s)?;
 
     if faults.oversized_inline {
         let fh = s.lookup(nfs3::FILE_SCRATCH)?;

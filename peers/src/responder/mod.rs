@@ -78,7 +78,7 @@ impl Responder {
     }
 
     /// The private data we accept with.
-    pub fn private_data(&self) -> [u8; 8] {
+    pub fn private_data(&self) -> Vec<u8> {
         let mut pd = self.our_private_data();
         if self.config.faults.invalidate_despite_own_r0 {
             // Advertise R = 0; the session still invalidates (it reads the configured R).
@@ -90,9 +90,9 @@ impl Responder {
         if self.config.faults.private_data_reserved_set {
             pd = pd.with_reserved(0x80);
         }
-        let mut b = [0u8; 8];
-        pd.encode_into(&mut b).expect("8 bytes");
-        b
+        let b = pd.to_bytes();
+        let played = self.played.load(Ordering::SeqCst);
+        self.config.scenario.and_then(|s| s.private_data(b, played)).unwrap_or_else(|| b.to_vec())
     }
 
     fn our_private_data(&self) -> PrivateData {
@@ -133,6 +133,9 @@ impl Responder {
         let mut s = Session::new(&self.config, conn, (self.ulp)(), &peer_private_data);
         s.down = self.down.clone();
         s.played = self.played.clone();
+        if let Some((log, i)) = &s.observed {
+            log.responder_private_data(*i, &self.private_data());
+        }
         s.run();
     }
 
@@ -147,7 +150,7 @@ impl Listener for Responder {
         if self.is_down() {
             return Err("connection refused: the responder is down (crash-like fault)".into());
         }
-        Ok(self.private_data().to_vec())
+        Ok(self.private_data())
     }
 
     fn on_established(&mut self, mut conn: EmulatedConnection) {
@@ -241,10 +244,6 @@ impl<'a> Session<'a> {
             let i = log.open(conn.peer_private_data(), config.credits, config.receive_size);
             if let Some(s) = config.scenario {
                 log.scenario(i, s.name());
-            }
-            let mut pd = [0u8; 8];
-            if ours.encode_into(&mut pd).is_ok() {
-                log.responder_private_data(i, &pd);
             }
             (log.clone(), i)
         });
@@ -380,8 +379,9 @@ impl<'a> Session<'a> {
                 self.observe(observe::Observed::Injected { scenario: scenario.name(), xid });
                 // A message the requester must discard invalidates nothing: the call is still
                 // outstanding, and its retransmission is served with the same chunks.
-                let invalidate = invalidate.filter(|_| scenario.grant_after().is_some());
-                return self.transmit(&scenario.rewrite(msg), invalidate);
+                let invalidate = invalidate.filter(|_| scenario.is_reply());
+                self.transmit(&scenario.rewrite(msg), invalidate)?;
+                return if scenario.closes_after() { Err(Stop::Scenario(scenario.name())) } else { Ok(()) };
             }
         }
         self.transmit(msg, invalidate)

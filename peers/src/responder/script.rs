@@ -3,6 +3,7 @@
 //! requester must react to as the specs require, once per responder, and records the
 //! injection in the observation tap. With no scenario the responder's path is untouched.
 
+use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{HeaderBuilder, MIN_HEADER_LEN};
 use rpcrdma_codec::xdr::Encode;
@@ -64,6 +65,19 @@ scenarios! {
         /// connection, with receives posted for them (RFC 8166 3.3.1: the requester still keeps
         /// to its own receive resources).
         HugeGrant = "huge-grant",
+        /// The responder accepts every connection with no private data (RFC 8797 5.1, RFC 8166
+        /// 3.3.3: the requester assumes 1024-byte inline thresholds). No reply is replaced.
+        CmNoPrivateData = "cm-no-private-data",
+        /// Our private data with its format identifier one bit off (RFC 8797 5.2: as if none
+        /// had been provided). No reply is replaced.
+        CmBadIdentifier = "cm-bad-identifier",
+        /// Our private data with every reserved bit set (RFC 8797 4: receivers ignore them).
+        /// No reply is replaced.
+        CmReservedBits = "cm-reserved-bits",
+        /// Our private data on the connection the chosen call comes on; the connection is closed
+        /// after its reply (unchanged), and later ones are accepted with none (RFC 8797 4: the
+        /// settings may change upon a reconnection).
+        CmChangeOnReconnect = "cm-change-on-reconnect",
     }
 }
 
@@ -83,6 +97,9 @@ impl Scenario {
     /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
     /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
     pub fn targets(self, inline_payload: &[u8]) -> bool {
+        if self.private_data([0; 8], false).is_some() {
+            return false;
+        }
         match RpcMessage::decode(inline_payload) {
             Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => {
                 c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
@@ -99,6 +116,31 @@ impl Scenario {
             Scenario::HugeGrant => Some(HUGE_GRANT),
             _ => None,
         }
+    }
+
+    /// Whether the message sent for the chosen call is a reply to it (it invalidates what the
+    /// reply would have); otherwise one the requester must discard.
+    pub fn is_reply(self) -> bool {
+        self.grant_after().is_some() || self == Scenario::CmChangeOnReconnect
+    }
+
+    /// Whether the connection is closed after the message sent for the chosen call.
+    pub fn closes_after(self) -> bool {
+        self == Scenario::CmChangeOnReconnect
+    }
+
+    /// The private data to accept a connection with instead of `ours`, for the scenarios
+    /// played on the CM exchange; `played`: the chosen call came on an earlier connection.
+    pub fn private_data(self, ours: [u8; 8], played: bool) -> Option<Vec<u8>> {
+        let mut b = ours.to_vec();
+        match self {
+            Scenario::CmNoPrivateData => return Some(Vec::new()),
+            Scenario::CmBadIdentifier => b[3] ^= 1,
+            Scenario::CmReservedBits => b[5] |= private_data::RESERVED_MASK,
+            Scenario::CmChangeOnReconnect if played => return Some(Vec::new()),
+            _ => return None,
+        }
+        Some(b)
     }
 
     /// The message sent instead of `reply` (the reply as the responder would have sent it).
@@ -132,6 +174,10 @@ impl Scenario {
             Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
             Scenario::ZeroGrant => set(8, 0),
             Scenario::HugeGrant => set(8, HUGE_GRANT),
+            Scenario::CmNoPrivateData
+            | Scenario::CmBadIdentifier
+            | Scenario::CmReservedBits
+            | Scenario::CmChangeOnReconnect => reply.to_vec(),
         }
     }
 }
@@ -151,7 +197,7 @@ mod tests {
     #[test]
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
-        for s in Scenario::ALL {
+        for s in Scenario::ALL.iter().filter(|s| !s.closes_after() && s.private_data([0; 8], false).is_none()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());
@@ -166,5 +212,21 @@ mod tests {
         assert_eq!(&Scenario::HugeGrant.rewrite(&reply)[8..12], &HUGE_GRANT.to_be_bytes());
         let e = Scenario::UndecodableError.rewrite(&reply);
         assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
+    }
+
+    #[test]
+    fn cm_scenarios_alter_the_private_data_and_replace_no_reply() {
+        let ours = private_data::PrivateData::new(4096, 4096, true).unwrap().to_bytes();
+        let none = Scenario::CmNoPrivateData.private_data(ours, false).unwrap();
+        let bad = Scenario::CmBadIdentifier.private_data(ours, false).unwrap();
+        let reserved = Scenario::CmReservedBits.private_data(ours, false).unwrap();
+        assert!(none.is_empty());
+        assert_eq!((&bad[..4], &bad[4..]), (&0xf6ab_0e19u32.to_be_bytes()[..], &ours[4..]));
+        assert_eq!((reserved[5], &reserved[..5], &reserved[6..]), (0xff, &ours[..5], &ours[6..]));
+        assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, false), None);
+        assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, true), Some(Vec::new()));
+        let read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, Vec::new()).rpc_bytes();
+        assert!(Scenario::ShortReply.targets(&read) && Scenario::CmChangeOnReconnect.targets(&read));
+        assert!(!Scenario::CmNoPrivateData.targets(&read) && !Scenario::CmReservedBits.targets(&read));
     }
 }

@@ -16,6 +16,8 @@ pub(crate) enum Stop {
     Decode(DecodeError),
     /// Something this responder cannot express (named).
     Unsupported(&'static str),
+    /// The scenario of this name closes the connection.
+    Scenario(&'static str),
 }
 
 impl std::fmt::Display for Stop {
@@ -25,6 +27,7 @@ impl std::fmt::Display for Stop {
             Stop::Encode(e) => write!(f, "a reply did not encode: {e}"),
             Stop::Decode(e) => write!(f, "a message of our own did not decode: {e}"),
             Stop::Unsupported(what) => write!(f, "cannot answer {what}"),
+            Stop::Scenario(name) => write!(f, "scenario {name} closes the connection"),
         }
     }
 }

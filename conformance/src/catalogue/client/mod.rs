@@ -7,6 +7,7 @@
 //! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
 //! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
 
+pub mod cm;
 pub mod credits;
 pub mod scenarios;
 mod served;
@@ -377,7 +378,12 @@ pub static CHECKS: [ClientCheck; 9] = [
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
-    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter()).chain(credits::CHECKS.iter())
+    CHECKS
+        .iter()
+        .chain(sizing::CHECKS.iter())
+        .chain(scenarios::CHECKS.iter())
+        .chain(credits::CHECKS.iter())
+        .chain(cm::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
