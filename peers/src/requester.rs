@@ -84,6 +84,9 @@ crate::fault_switches! {
         /// Advertise private data with a reserved bit set (RFC 8797 4: senders MUST set them
         /// to zero).
         own_reserved_bits = "own-reserved-bits",
+        /// Discard a reply of exactly 1024 bytes, as if the threshold were exclusive (RFC 8166
+        /// 3.3.3: receivers MUST support inline thresholds of 1024 bytes).
+        discard_1024_reply = "discard-1024-reply",
     }
 }
 
@@ -226,7 +229,7 @@ impl Session<'_> {
     /// (RFC 8166 4.5, 4.6.1, 4.6.2), as are replies to other calls.
     fn answer(&self, msg: &[u8], xid: u32) -> Answer {
         let f = self.faults;
-        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply {
+        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply || msg.len() == 1024 && f.discard_1024_reply {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
@@ -414,6 +417,7 @@ pub fn workload(
     s.ensure_connected()?;
 
     inline::write_2000(&mut s)?;
+    inline::read_1024(&mut s)?;
 
     if faults.oversized_inline {
         let fh = s.lookup(nfs3::FILE_SCRATCH)?;

@@ -7,7 +7,7 @@ use rpcrdma_codec::Profile;
 
 use super::failure::{at, Step};
 use super::Session;
-use crate::proto::nfs3::{self, NFSPROC3_WRITE};
+use crate::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 use crate::transport::{Connection, TransportError};
 
 impl Session<'_> {
@@ -47,5 +47,14 @@ pub(super) fn write_2000(s: &mut Session<'_>) -> Step<()> {
         call.reads = vec![ReadSegment { position: call.end_position(), target: src.segment() }];
     }
     let _ = s.call("2000-byte WRITE", call.xid, &call.msg());
+    s.ensure_connected()
+}
+
+/// A READ of 1024 bytes of `big` with no chunks: its reply (about 1180 bytes) fits our
+/// receives inline.
+pub(super) fn read_1024(s: &mut Session<'_>) -> Step<()> {
+    let fh = s.lookup(nfs3::FILE_BIG)?;
+    let call = s.call_for(NFSPROC3_READ, nfs3::read_args(&fh, 0, 1024));
+    let _ = s.call("1024-byte READ", call.xid, &call.msg());
     s.ensure_connected()
 }

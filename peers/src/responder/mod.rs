@@ -470,7 +470,7 @@ impl<'a> Session<'a> {
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
         let is_nomsg = matches!(msg.header.body, Body::NoMsg(_));
         if let Some(scenario) = self.config.scenario {
-            if !is_nomsg && scenario.targets(msg.payload) && !self.played.swap(true, Ordering::SeqCst) {
+            if !is_nomsg && scenario.targets(msg.payload, &chunks) && !self.played.swap(true, Ordering::SeqCst) {
                 self.target = Some(fixed.xid);
             }
         }

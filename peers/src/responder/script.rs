@@ -3,12 +3,14 @@
 //! requester must react to as the specs require, once per responder, and records the
 //! injection in the observation tap. With no scenario the responder's path is untouched.
 
+use rpcrdma_codec::chunk::ChunkLists;
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
-use rpcrdma_codec::v1::{HeaderBuilder, MIN_HEADER_LEN};
-use rpcrdma_codec::xdr::Encode;
+use rpcrdma_codec::v1::{HeaderBuilder, Message, MIN_HEADER_LEN};
+use rpcrdma_codec::xdr::{Encode, Reader};
+use rpcrdma_codec::Profile;
 
-use crate::proto::nfs3::{NFSPROC3_READ, NFS_PROGRAM};
+use crate::proto::nfs3::{self, NFSPROC3_READ, NFS_PROGRAM};
 
 /// Declares the scenarios once each: a variant, its command-line name and its doc.
 macro_rules! scenarios {
@@ -78,6 +80,10 @@ scenarios! {
         /// after its reply (unchanged), and later ones are accepted with none (RFC 8797 4: the
         /// settings may change upon a reconnection).
         CmChangeOnReconnect = "cm-change-on-reconnect",
+        /// The reply to an NFSv3 READ of 1024 bytes or more asked without a write chunk, cut to
+        /// exactly 1024 bytes as a short read (RFC 8166 3.3.3: receivers MUST support inline
+        /// thresholds of 1024 bytes).
+        Reply1024 = "reply-1024",
     }
 }
 
@@ -86,6 +92,9 @@ pub const SHRUNK_GRANT: u32 = 1;
 
 /// The grant of every reply from `huge-grant`'s on: far more than any requester asks for.
 pub const HUGE_GRANT: u32 = 1024;
+
+/// The inline threshold every receiver supports (RFC 8166 3.3.3): `reply-1024`'s reply size.
+pub const INLINE_1024: usize = 1024;
 
 /// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
 pub const UNKNOWN_PROC: u32 = 5;
@@ -96,13 +105,19 @@ pub const UNKNOWN_ERR: u32 = 3;
 impl Scenario {
     /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
     /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
-    pub fn targets(self, inline_payload: &[u8]) -> bool {
+    /// `reply-1024` chooses a READ of at least [`INLINE_1024`] bytes with no write chunk.
+    pub fn targets(self, inline_payload: &[u8], chunks: &ChunkLists<'_>) -> bool {
         if self.private_data([0; 8], false).is_some() {
             return false;
         }
         match RpcMessage::decode(inline_payload) {
-            Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => {
-                c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ
+            Ok(RpcMessage { header: RpcHeader::Call(c), body, .. })
+                if c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ =>
+            {
+                let mut r = Reader::new(body);
+                let count = r.opaque("file", 64).and_then(|_| r.u64("offset")).and_then(|_| r.u32("count"));
+                self != Scenario::Reply1024
+                    || chunks.writes.is_empty() && count.is_ok_and(|n| n as usize >= INLINE_1024)
             }
             _ => false,
         }
@@ -121,7 +136,7 @@ impl Scenario {
     /// Whether the message sent for the chosen call is a reply to it (it invalidates what the
     /// reply would have); otherwise one the requester must discard.
     pub fn is_reply(self) -> bool {
-        self.grant_after().is_some() || self == Scenario::CmChangeOnReconnect
+        self.grant_after().is_some() || matches!(self, Scenario::CmChangeOnReconnect | Scenario::Reply1024)
     }
 
     /// Whether the connection is closed after the message sent for the chosen call.
@@ -178,8 +193,31 @@ impl Scenario {
             | Scenario::CmBadIdentifier
             | Scenario::CmReservedBits
             | Scenario::CmChangeOnReconnect => reply.to_vec(),
+            Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
         }
     }
+}
+
+/// A READ reply carrying its data inline, cut to exactly [`INLINE_1024`] bytes: the data
+/// shortened to what fits, count and length with it, eof false (a short read, RFC 1813
+/// 3.3.6). None when the data does not end the reply or is too short to cut.
+fn cut_to_1024(reply: &[u8]) -> Option<Vec<u8>> {
+    let m = Message::decode(reply, &Profile::default()).ok()?;
+    let rpc = RpcMessage::decode(m.payload).ok()?;
+    let r = nfs3::read_result(rpc.body)?;
+    let data_at = m.payload_offset + rpc.body_offset + r.data_at;
+    let padded = (r.data_len as usize).next_multiple_of(4);
+    let excess = reply.len().checked_sub(INLINE_1024)?;
+    if r.status != 0 || data_at + padded != reply.len() || excess >= padded {
+        return None;
+    }
+    // Every XDR item is a multiple of four long: so are the excess and what is kept.
+    let keep = ((padded - excess) as u32).min(r.data_len);
+    let mut b = reply[..INLINE_1024].to_vec();
+    b[data_at - 12..data_at - 8].copy_from_slice(&keep.to_be_bytes());
+    b[data_at - 8..data_at - 4].copy_from_slice(&0u32.to_be_bytes());
+    b[data_at - 4..data_at].copy_from_slice(&keep.to_be_bytes());
+    Some(b)
 }
 
 #[cfg(test)]
@@ -197,7 +235,8 @@ mod tests {
     #[test]
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
-        for s in Scenario::ALL.iter().filter(|s| !s.closes_after() && s.private_data([0; 8], false).is_none()) {
+        let replays = [Scenario::CmChangeOnReconnect, Scenario::Reply1024];
+        for s in Scenario::ALL.iter().filter(|s| !replays.contains(s) && s.private_data([0; 8], false).is_none()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());
@@ -225,8 +264,36 @@ mod tests {
         assert_eq!((reserved[5], &reserved[..5], &reserved[6..]), (0xff, &ours[..5], &ours[6..]));
         assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, false), None);
         assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, true), Some(Vec::new()));
-        let read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, Vec::new()).rpc_bytes();
-        assert!(Scenario::ShortReply.targets(&read) && Scenario::CmChangeOnReconnect.targets(&read));
-        assert!(!Scenario::CmNoPrivateData.targets(&read) && !Scenario::CmReservedBits.targets(&read));
+        let read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 5)).rpc_bytes();
+        let none = ChunkLists::NONE;
+        assert!(Scenario::ShortReply.targets(&read, &none) && Scenario::CmChangeOnReconnect.targets(&read, &none));
+        assert!(!Scenario::CmNoPrivateData.targets(&read, &none) && !Scenario::CmReservedBits.targets(&read, &none));
+        assert!(!Scenario::Reply1024.targets(&read, &none));
+        let big = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 1024)).rpc_bytes();
+        assert!(Scenario::Reply1024.targets(&big, &none));
+    }
+
+    #[test]
+    fn reply_1024_cuts_a_read_reply_to_a_short_read_of_1024_bytes() {
+        // RPC reply header (accepted, AUTH_NONE verifier, SUCCESS), then READ3resok with no
+        // attributes, count 1100, eof true, and 1100 bytes of data.
+        let mut rpc = Vec::new();
+        for w in [0x1234_5678u32, 1, 0, 0, 0, 0, 0, 0, 1100, 1, 1100] {
+            rpc.extend_from_slice(&w.to_be_bytes());
+        }
+        rpc.extend_from_slice(&[0x5a; 1100]);
+        let mut reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
+        let header = reply.len();
+        reply.extend_from_slice(&rpc);
+        let b = Scenario::Reply1024.rewrite(&reply);
+        assert_eq!(b.len(), INLINE_1024);
+        // 28 + 24 + 4 + 4 + 12 bytes before the data: 1024 - 72 = 952 bytes of it kept.
+        let word = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let at = header + 24 + 8;
+        assert_eq!((word(at), word(at + 4), word(at + 8)), (952, 0, 952));
+        assert_eq!(&b[..at], &reply[..at]);
+        // A reply whose data went by write chunk (none inline) is left as it is.
+        let short = HeaderBuilder::msg(1, 8).encode_to_vec();
+        assert_eq!(Scenario::Reply1024.rewrite(&short), short);
     }
 }

@@ -9,6 +9,7 @@
 
 pub mod cm;
 pub mod credits;
+pub mod inline;
 pub mod scenarios;
 mod served;
 pub mod sizing;
@@ -384,6 +385,7 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(scenarios::CHECKS.iter())
         .chain(credits::CHECKS.iter())
         .chain(cm::CHECKS.iter())
+        .chain(inline::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
