@@ -87,6 +87,20 @@ crate::fault_switches! {
         /// Discard a reply of exactly 1024 bytes, as if the threshold were exclusive (RFC 8166
         /// 3.3.3: receivers MUST support inline thresholds of 1024 bytes).
         discard_1024_reply = "discard-1024-reply",
+        /// A WRITE whose data length word travels in the read chunk with the data (RFC 8166
+        /// 3.4.4.1: the count MUST remain in the Payload stream).
+        count_in_chunk = "count-in-chunk",
+        /// A WRITE whose reduced data leaves its 1-byte XDR pad in the Payload stream (RFC 8166
+        /// 3.4.4.4: MUST remove it).
+        pad_left_inline = "pad-left-inline",
+        /// A LOOKUP whose name is moved to a read chunk (RFC 8166 3.4.2, 6.1: only DDP-eligible
+        /// items may be reduced; RFC 8267 4 names none in LOOKUP).
+        reduce_ineligible = "reduce-ineligible",
+        /// A long LOOKUP whose position-zero chunk leaves out the name's XDR pad (RFC 8166
+        /// 3.5.3: such chunks MUST include it).
+        long_call_unpadded = "long-call-unpadded",
+        /// A NULL call with rdma_vers 7 (RFC 8166 4.2.2: MUST be 1).
+        bad_version_call = "bad-version-call",
     }
 }
 
@@ -418,6 +432,7 @@ pub fn workload(
 
     inline::write_2000(&mut s)?;
     inline::read_1024(&mut s)?;
+    inline::faulty_calls(&mut s)?;
 
     if faults.oversized_inline {
         let fh = s.lookup(nfs3::FILE_SCRATCH)?;

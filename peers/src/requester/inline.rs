@@ -7,7 +7,8 @@ use rpcrdma_codec::Profile;
 
 use super::failure::{at, Step};
 use super::Session;
-use crate::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
+use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE, ROOT_FH};
+use crate::proto::Call;
 use crate::transport::{Connection, TransportError};
 
 impl Session<'_> {
@@ -57,4 +58,53 @@ pub(super) fn read_1024(s: &mut Session<'_>) -> Step<()> {
     let call = s.call_for(NFSPROC3_READ, nfs3::read_args(&fh, 0, 1024));
     let _ = s.call("1024-byte READ", call.xid, &call.msg());
     s.ensure_connected()
+}
+
+/// The calls of the faults that break a rule of reduction or framing, each its own call.
+pub(super) fn faulty_calls(s: &mut Session<'_>) -> Step<()> {
+    let f = s.faults;
+    let data = [1u8, 2, 3, 4, 5, 6, 7];
+    let name = nfs3::FILE_SCRATCH;
+    let mut calls = Vec::new();
+    if f.count_in_chunk || f.pad_left_inline {
+        let fh = s.lookup(nfs3::FILE_SCRATCH)?;
+        let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &data));
+        let chunk = if f.count_in_chunk {
+            // The data length word leaves the payload with the data.
+            let word = call.args.split_off(call.args.len() - 4);
+            [&word[..], &data[..]].concat()
+        } else {
+            // The data's pad stays behind.
+            call.args.push(0);
+            data.to_vec()
+        };
+        let position = call.end_position() - u32::from(f.pad_left_inline);
+        call.reads = vec![ReadSegment { position, target: s.source(&chunk)?.segment() }];
+        calls.push(("misreduced WRITE", call.msg(), call.xid));
+    }
+    if f.reduce_ineligible {
+        // LOOKUP3args with the name's bytes (and pad) in a read chunk, its length inline.
+        let mut call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+        call.args.truncate(call.args.len() - name.len().next_multiple_of(4));
+        let position = call.end_position();
+        call.reads = vec![ReadSegment { position, target: s.source(name.as_bytes())?.segment() }];
+        calls.push(("LOOKUP with its name reduced", call.msg(), call.xid));
+    }
+    if f.long_call_unpadded {
+        let call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+        let mut rpc = call.rpc_bytes();
+        rpc.truncate(rpc.len() - (name.len().next_multiple_of(4) - name.len()));
+        let mut long = Call::null(call.xid, call.credit);
+        long.reads = vec![ReadSegment { position: 0, target: s.source(&rpc)?.segment() }];
+        calls.push(("long LOOKUP without its pad", long.nomsg(), call.xid));
+    }
+    if f.bad_version_call {
+        let call = Call::null(s.xid(), s.options.credits);
+        calls.push(("NULL with rdma_vers 7", call.msg_with(|b| b.raw_vers(7)), call.xid));
+    }
+    for (step, msg, xid) in calls {
+        let _ = s.call(step, xid, &msg);
+        s.ensure_connected()?;
+    }
+    Ok(())
 }

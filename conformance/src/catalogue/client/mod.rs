@@ -10,6 +10,7 @@
 pub mod cm;
 pub mod credits;
 pub mod inline;
+pub mod reduction;
 pub mod scenarios;
 mod served;
 pub mod sizing;
@@ -386,6 +387,7 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(credits::CHECKS.iter())
         .chain(cm::CHECKS.iter())
         .chain(inline::CHECKS.iter())
+        .chain(reduction::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
