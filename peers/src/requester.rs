@@ -101,6 +101,9 @@ crate::fault_switches! {
         long_call_unpadded = "long-call-unpadded",
         /// A NULL call with rdma_vers 7 (RFC 8166 4.2.2: MUST be 1).
         bad_version_call = "bad-version-call",
+        /// Ignore the limits a CONF_RDMA reply returns (RFC 5666 6.2: no inline call larger
+        /// than its maxcall_sendsize; with maxrdmaread 0, no call needing RDMA Read).
+        ignore_ccp_limits = "ignore-ccp-limits",
     }
 }
 
@@ -149,6 +152,8 @@ struct Session<'c> {
     grant: Option<u32>,
     /// The call inline threshold of the connection (RFC 8797 4.2), once connected.
     call_inline: Option<usize>,
+    /// The limits CONF_RDMA returned (RFC 5666 6.2), kept for the rest of the workload.
+    ccp: Option<rpcrdma_codec::ccp::ConfigRdmaReply>,
 }
 
 /// What a received message is to the call waiting for it.
@@ -267,6 +272,9 @@ impl Session<'_> {
     /// Sends `msg` and waits for the reply to `xid`, discarding what does not answer it;
     /// with no reply before the timeout, sends it again, up to `retransmits` times.
     fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
+        if let Some(why) = inline::forbidden(self, msg) {
+            return Err(WorkloadError { step, failure: Failure::Refused(why) });
+        }
         // Nothing may be sent beyond a grant of 0 (RFC 8166 3.3.1): a new connection starts
         // with one credit (3.3.3).
         if self.grant == Some(0) && !self.faults.zero_grant_as_one {
@@ -340,6 +348,7 @@ pub fn workload(
         faults,
         grant: None,
         call_inline: None,
+        ccp: None,
     };
     s.connect()?;
 
@@ -350,6 +359,7 @@ pub fn workload(
         s.send("NULL", &Call::null(early, options.credits).msg())?;
     }
     s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
+    inline::configure(&mut s)?;
 
     // READ of `five` through a write chunk sized to the count.
     let fh = s.lookup(nfs3::FILE_FIVE)?;

@@ -26,6 +26,8 @@ pub enum Failure {
     Status(Option<u32>),
     /// Our own settings cannot be advertised (RFC 8797 sizes start at 1024).
     Settings,
+    /// Not sent: the responder's CCP limits forbid it (RFC 5666 6.2).
+    Refused(&'static str),
 }
 
 impl fmt::Display for Failure {
@@ -40,6 +42,7 @@ impl fmt::Display for Failure {
             Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
             Failure::Status(s) => write!(f, "status {s:?}"),
             Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),
+            Failure::Refused(why) => write!(f, "not sent: {why}"),
         }
     }
 }

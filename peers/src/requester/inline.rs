@@ -1,8 +1,12 @@
 //! The reference requester's call inline threshold (RFC 8797 4.2), learnt from the
 //! responder's private data on each connection, and the workload's step that uses it.
 
+use rpcrdma_codec::ccp::{self, ConfigRdmaReply, ConfigRdmaReq};
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::private_data;
+use rpcrdma_codec::rpc::RpcMessage;
+use rpcrdma_codec::v1::{Body, Message};
+use rpcrdma_codec::xdr::{Encode, Reader};
 use rpcrdma_codec::Profile;
 
 use super::failure::{at, Step};
@@ -41,7 +45,8 @@ pub(super) fn write_2000(s: &mut Session<'_>) -> Step<()> {
     let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &data));
     let mut inline = call.clone();
     inline.args.extend_from_slice(&data);
-    if inline.msg().len() <= s.call_inline.unwrap_or(1024) {
+    let ccp_limit = s.ccp.map_or(usize::MAX, |c| c.maxcall_sendsize as usize);
+    if inline.msg().len() <= s.call_inline.unwrap_or(1024).min(ccp_limit) {
         call = inline;
     } else {
         let src = s.source(&data)?;
@@ -107,4 +112,35 @@ pub(super) fn faulty_calls(s: &mut Session<'_>) -> Step<()> {
         s.ensure_connected()?;
     }
     Ok(())
+}
+
+/// CONF_RDMA (RFC 5666 6.2): our sizes offered, the responder's limits kept. A responder
+/// that does not serve CCP (RFC 8166 A.1 retired it) leaves the workload as it was.
+pub(super) fn configure(s: &mut Session<'_>) -> Step<()> {
+    let o = s.options;
+    let req = ConfigRdmaReq { maxcall_sendsize: o.send_size, maxreply_sendsize: o.receive_size, maxrdmaread: 16 };
+    let call = Call::new(s.xid(), o.credits, ccp::PROGRAM, ccp::VERSION, ccp::CONF_RDMA, req.encode_to_vec());
+    let Ok(reply) = s.call("CONF_RDMA", call.xid, &call.msg()) else { return s.ensure_connected() };
+    let limits = Message::decode(&reply, &Profile::default())
+        .ok()
+        .and_then(|m| RpcMessage::decode(m.payload).ok())
+        .and_then(|rpc| ConfigRdmaReply::decode(&mut Reader::new(rpc.body)).ok());
+    if !s.faults.ignore_ccp_limits {
+        s.ccp = limits;
+    }
+    Ok(())
+}
+
+/// Why `msg` may not be sent under the CCP limits: an inline call over maxcall_sendsize, or
+/// read chunks where maxrdmaread is 0 (RFC 5666 6.2). The `oversized-inline` fault sends
+/// past every limit.
+pub(super) fn forbidden(s: &Session<'_>, msg: &[u8]) -> Option<&'static str> {
+    let limits = s.ccp.filter(|_| !s.faults.oversized_inline)?;
+    let m = Message::decode(msg, &Profile::default()).ok()?;
+    let chunks = m.header.body.chunks()?;
+    if limits.maxrdmaread == 0 && chunks.reads.segments().next().is_some() {
+        return Some("read chunks where CONF_RDMA returned maxrdmaread 0");
+    }
+    let inline = matches!(m.header.body, Body::Msg(_)) && m.payload.len() > limits.maxcall_sendsize as usize;
+    inline.then_some("an inline call over the maxcall_sendsize CONF_RDMA returned")
 }

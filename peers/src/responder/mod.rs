@@ -73,6 +73,7 @@ impl Responder {
     /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
     pub fn reference(config: Config) -> Self {
         let ccp = crate::ulp::CcpServer { empty_reply: config.faults.ccp_empty_reply, ..Default::default() };
+        let ccp = config.scenario.map_or(ccp, |s| s.ccp(ccp));
         let ulp: UlpFactory = Arc::new(move || Box::new(crate::ulp::Programs::reference(ccp)) as Box<dyn UpperLayer>);
         Self::new(config, ulp)
     }

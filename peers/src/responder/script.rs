@@ -11,6 +11,7 @@ use rpcrdma_codec::xdr::{Encode, Reader};
 use rpcrdma_codec::Profile;
 
 use crate::proto::nfs3::{self, NFSPROC3_READ, NFS_PROGRAM};
+use crate::ulp::CcpServer;
 
 /// Declares the scenarios once each: a variant, its command-line name and its doc.
 macro_rules! scenarios {
@@ -84,6 +85,10 @@ scenarios! {
         /// exactly 1024 bytes as a short read (RFC 8166 3.3.3: receivers MUST support inline
         /// thresholds of 1024 bytes).
         Reply1024 = "reply-1024",
+        /// CONF_RDMA (RFC 5666 6.2) answered with maxcall_sendsize 1024 and maxrdmaread 0: no
+        /// inline call over 1024 bytes, and no call needing RDMA Read, may follow. No reply is
+        /// replaced.
+        CcpLimits = "ccp-limits",
     }
 }
 
@@ -107,7 +112,7 @@ impl Scenario {
     /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
     /// `reply-1024` chooses a READ of at least [`INLINE_1024`] bytes with no write chunk.
     pub fn targets(self, inline_payload: &[u8], chunks: &ChunkLists<'_>) -> bool {
-        if self.private_data([0; 8], false).is_some() {
+        if !self.replaces_reply() {
             return false;
         }
         match RpcMessage::decode(inline_payload) {
@@ -130,6 +135,19 @@ impl Scenario {
             Scenario::ZeroGrant => Some(0),
             Scenario::HugeGrant => Some(HUGE_GRANT),
             _ => None,
+        }
+    }
+
+    /// Whether the scenario replaces a reply (the others play on the CM exchange or CCP).
+    pub fn replaces_reply(self) -> bool {
+        self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits
+    }
+
+    /// The CCP server's limits for this scenario.
+    pub fn ccp(self, server: CcpServer) -> CcpServer {
+        match self {
+            Scenario::CcpLimits => CcpServer { maxcall_sendsize: 1024, maxrdmaread: 0, ..server },
+            _ => server,
         }
     }
 
@@ -194,6 +212,7 @@ impl Scenario {
             | Scenario::CmReservedBits
             | Scenario::CmChangeOnReconnect => reply.to_vec(),
             Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
+            Scenario::CcpLimits => reply.to_vec(),
         }
     }
 }
@@ -236,7 +255,7 @@ mod tests {
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
         let replays = [Scenario::CmChangeOnReconnect, Scenario::Reply1024];
-        for s in Scenario::ALL.iter().filter(|s| !replays.contains(s) && s.private_data([0; 8], false).is_none()) {
+        for s in Scenario::ALL.iter().filter(|s| !replays.contains(s) && s.replaces_reply()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());

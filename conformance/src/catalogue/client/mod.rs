@@ -7,6 +7,7 @@
 //! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
 //! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
 
+pub mod ccp;
 pub mod cm;
 pub mod credits;
 pub mod inline;
@@ -388,6 +389,7 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(cm::CHECKS.iter())
         .chain(inline::CHECKS.iter())
         .chain(reduction::CHECKS.iter())
+        .chain(ccp::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
