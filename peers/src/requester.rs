@@ -136,9 +136,11 @@ impl Default for RequesterOptions {
 
 mod failure;
 mod inline;
+mod observed;
 
 use failure::{at, Step};
 pub use failure::{Failure, WorkloadError};
+pub use observed::observed_workloads;
 
 /// One connection of the workload.
 struct Session<'c> {
@@ -469,32 +471,4 @@ pub fn workload(
     // End with a NULL so every earlier reply has been seen.
     let xid = s.xid();
     s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
-}
-
-/// Serves the workload to embedded reference responders configured as `base`, all observed
-/// into one log: once per entry of `scenarios` (none: the responder plays no scenario), each
-/// on a responder of its own, concurrently. The connections observed, and each run's error.
-pub fn observed_workloads(
-    base: &crate::responder::Config,
-    scenarios: &[Option<crate::responder::Scenario>],
-    options: &RequesterOptions,
-    faults: &RequesterFaults,
-) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
-    use crate::responder::{Config, Responder};
-    use crate::transport::emulated::EmulatedConnector;
-    let log = crate::observe::Log::new();
-    let errors = std::thread::scope(|scope| {
-        let runs: Vec<_> = scenarios
-            .iter()
-            .map(|s| {
-                let config = Config { scenario: *s, observer: Some(log.clone()), ..base.clone() };
-                scope
-                    .spawn(move || workload(&mut EmulatedConnector::new(Responder::reference(config)), options, faults))
-            })
-            .collect();
-        runs.into_iter().filter_map(|r| r.join().ok().and_then(Result::err)).collect()
-    });
-    // Let the responders record the ends of their connections.
-    std::thread::sleep(Duration::from_millis(50));
-    (log.snapshot(), errors)
 }
