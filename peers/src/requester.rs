@@ -104,6 +104,9 @@ crate::fault_switches! {
         /// Ignore the limits a CONF_RDMA reply returns (RFC 5666 6.2: no inline call larger
         /// than its maxcall_sendsize; with maxrdmaread 0, no call needing RDMA Read).
         ignore_ccp_limits = "ignore-ccp-limits",
+        /// Take a reply returning chunks the call did not offer (a longer write segment, more
+        /// write chunks, a reply chunk) as the reply (RFC 8166 4.5: MUST discard).
+        accept_chunk_misuse = "accept-chunk-misuse",
     }
 }
 
@@ -298,6 +301,7 @@ impl Session<'_> {
                     Err(e) => return Err(e),
                 };
                 match self.answer(&reply, xid) {
+                    Answer::Reply if inline::misused(self, msg, &reply) => {}
                     Answer::Reply => {
                         if let Ok(h) = FixedFields::decode(&reply) {
                             if self.grant.is_none() || !self.faults.ignore_grant_changes {

@@ -144,3 +144,17 @@ pub(super) fn forbidden(s: &Session<'_>, msg: &[u8]) -> Option<&'static str> {
     let inline = matches!(m.header.body, Body::Msg(_)) && m.payload.len() > limits.maxcall_sendsize as usize;
     inline.then_some("an inline call over the maxcall_sendsize CONF_RDMA returned")
 }
+
+/// Whether `reply` returns chunks `call` did not offer: more write chunks or segments, a
+/// segment longer than offered, a reply chunk (RFC 8166 4.5: an error in the header of a
+/// reply, to discard silently).
+pub(super) fn misused(s: &Session<'_>, call: &[u8], reply: &[u8]) -> bool {
+    let p = Profile::default();
+    let (Ok(c), Ok(r)) = (Message::decode(call, &p), Message::decode(reply, &p)) else { return false };
+    let (Some(c), Some(r)) = (c.header.body.chunks(), r.header.body.chunks()) else { return false };
+    let longer = r.writes.chunks().zip(c.writes.chunks()).any(|(rw, cw)| {
+        rw.segment_count() > cw.segment_count() || rw.segments().zip(cw.segments()).any(|(a, b)| a.length > b.length)
+    });
+    let misused = longer || r.writes.len() > c.writes.len() || r.reply.is_some() && c.reply.is_none();
+    misused && !s.faults.accept_chunk_misuse
+}

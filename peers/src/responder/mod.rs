@@ -6,6 +6,7 @@
 mod call;
 mod config;
 pub mod faults;
+mod misuse;
 pub mod reply_fuzz;
 pub mod script;
 mod stop;

@@ -89,6 +89,15 @@ scenarios! {
         /// inline call over 1024 bytes, and no call needing RDMA Read, may follow. No reply is
         /// replaced.
         CcpLimits = "ccp-limits",
+        /// The reply to a READ offered a write chunk (and no reply chunk) returns its first
+        /// write segment 4096 bytes longer than offered (RFC 8166 4.5: a header error).
+        ReplyLongerWriteChunk = "reply-longer-write-chunk",
+        /// The same reply with its write chunk returned twice: more write chunks than the call
+        /// carried (RFC 8166 4.5).
+        ReplyExtraWriteChunk = "reply-extra-write-chunk",
+        /// The same reply returning a reply chunk (the write chunk's segments) the call did not
+        /// offer (RFC 8166 4.5).
+        ReplyUnofferedReplyChunk = "reply-unoffered-reply-chunk",
     }
 }
 
@@ -121,8 +130,11 @@ impl Scenario {
             {
                 let mut r = Reader::new(body);
                 let count = r.opaque("file", 64).and_then(|_| r.u64("offset")).and_then(|_| r.u32("count"));
-                self != Scenario::Reply1024
-                    || chunks.writes.is_empty() && count.is_ok_and(|n| n as usize >= INLINE_1024)
+                match self {
+                    Scenario::Reply1024 => chunks.writes.is_empty() && count.is_ok_and(|n| n as usize >= INLINE_1024),
+                    _ if self.misuses_chunks() => !chunks.writes.is_empty() && chunks.reply.is_none(),
+                    _ => true,
+                }
             }
             _ => false,
         }
@@ -141,6 +153,14 @@ impl Scenario {
     /// Whether the scenario replaces a reply (the others play on the CM exchange or CCP).
     pub fn replaces_reply(self) -> bool {
         self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits
+    }
+
+    /// Whether the scenario returns the call's write chunk misused (see `misuse.rs`).
+    pub fn misuses_chunks(self) -> bool {
+        matches!(
+            self,
+            Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk
+        )
     }
 
     /// The CCP server's limits for this scenario.
@@ -213,6 +233,9 @@ impl Scenario {
             | Scenario::CmChangeOnReconnect => reply.to_vec(),
             Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
             Scenario::CcpLimits => reply.to_vec(),
+            Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
+                super::misuse::rewrite(self, reply).unwrap_or_else(|| reply.to_vec())
+            }
         }
     }
 }
@@ -255,7 +278,7 @@ mod tests {
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
         let replays = [Scenario::CmChangeOnReconnect, Scenario::Reply1024];
-        for s in Scenario::ALL.iter().filter(|s| !replays.contains(s) && s.replaces_reply()) {
+        for s in Scenario::ALL.iter().filter(|s| !replays.contains(s) && s.replaces_reply() && !s.misuses_chunks()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());

@@ -11,6 +11,7 @@ pub mod ccp;
 pub mod cm;
 pub mod credits;
 pub mod inline;
+pub mod misuse;
 pub mod reduction;
 pub mod scenarios;
 mod served;
@@ -390,6 +391,7 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(inline::CHECKS.iter())
         .chain(reduction::CHECKS.iter())
         .chain(ccp::CHECKS.iter())
+        .chain(misuse::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.
