@@ -3,9 +3,11 @@
 //! construction and its respect for the credit grant and the inline threshold. Every
 //! observed message is decoded once, into a frame, before any check looks at it.
 //!
-//! Passive checks ([`CHECKS`], [`sizing::CHECKS`]) judge every connection as served; active ones
-//! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
-//! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
+//! Passive checks ([`CHECKS`], [`sizing::CHECKS`], [`reduction::CHECKS`]) judge every
+//! connection as served; active ones ([`scenarios::CHECKS`], [`credits::CHECKS`],
+//! [`cm::CHECKS`], [`inline::CHECKS`], [`ccp::CHECKS`], [`misuse::CHECKS`]) each judge the
+//! connections of one `serve` scenario ([`Scenario`]): a reply the responder replaced on
+//! purpose, its CM private data, or its CCP limits. [`all`] lists both.
 
 pub mod ccp;
 pub mod cm;
