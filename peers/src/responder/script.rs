@@ -1,7 +1,8 @@
 //! Scenarios of `serve`: deliberate test scripts, not defects. A responder playing one replaces
-//! its reply to one chosen call (the first NFSv3 READ sent inline) with a message the
-//! requester must react to as the specs require, once per responder, and records the
-//! injection in the observation tap. With no scenario the responder's path is untouched.
+//! its reply to one chosen call (the first NFSv3 READ sent inline that `targets` picks) with a
+//! message the requester must react to as the specs require, once per responder, and records
+//! the injection in the observation tap; or it accepts connections with altered CM private
+//! data, or answers CCP with small limits. With no scenario the responder's path is untouched.
 
 use rpcrdma_codec::chunk::ChunkLists;
 use rpcrdma_codec::private_data;
