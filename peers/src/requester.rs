@@ -107,6 +107,9 @@ crate::fault_switches! {
         /// Take a reply returning chunks the call did not offer (a longer write segment, more
         /// write chunks, a reply chunk) as the reply (RFC 8166 4.5: MUST discard).
         accept_chunk_misuse = "accept-chunk-misuse",
+        /// Look for the responder's private data at offset 0 only (RFC 8797 5.2: it is searched
+        /// for at any offset).
+        private_data_offset_zero_only = "private-data-offset-zero-only",
     }
 }
 

@@ -20,7 +20,11 @@ impl Session<'_> {
     /// lower of our send size and its receive size (RFC 8797 4.2); 1024 without usable private
     /// data (5.1, 5.2, RFC 8166 3.3.3).
     pub(super) fn learn_thresholds(&mut self, conn: &mut dyn Connection) -> Step<()> {
-        let theirs = private_data::effective(conn.peer_private_data(), &Profile::default());
+        let mut profile = Profile::default();
+        if self.faults.private_data_offset_zero_only {
+            profile.private_data_locate = rpcrdma_codec::profile::PrivateDataLocate::OffsetZero;
+        }
+        let theirs = private_data::effective(conn.peer_private_data(), &profile);
         if self.faults.reject_reserved_bits && theirs.params.reserved != 0 {
             conn.disconnect();
             let why = TransportError::Unreachable("reserved bits set in the responder's private data".into());

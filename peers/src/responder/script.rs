@@ -99,6 +99,9 @@ scenarios! {
         /// The same reply returning a reply chunk (the write chunk's segments) the call did not
         /// offer (RFC 8166 4.5).
         ReplyUnofferedReplyChunk = "reply-unoffered-reply-chunk",
+        /// Our private data after [`OTHER_PRIVATE_DATA`], 5 octets of another layer's (RFC
+        /// 8797 5.2: the identifier is searched for at any offset). No reply is replaced.
+        CmIdentifierAtOffset = "cm-identifier-at-offset",
     }
 }
 
@@ -110,6 +113,9 @@ pub const HUGE_GRANT: u32 = 1024;
 
 /// The inline threshold every receiver supports (RFC 8166 3.3.3): `reply-1024`'s reply size.
 pub const INLINE_1024: usize = 1024;
+
+/// What `cm-identifier-at-offset` puts before our private data: another layer's octets.
+pub const OTHER_PRIVATE_DATA: [u8; 5] = [0x4d, 0x50, 0x41, 0x02, 0x00];
 
 /// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
 pub const UNKNOWN_PROC: u32 = 5;
@@ -192,6 +198,7 @@ impl Scenario {
             Scenario::CmBadIdentifier => b[3] ^= 1,
             Scenario::CmReservedBits => b[5] |= private_data::RESERVED_MASK,
             Scenario::CmChangeOnReconnect if played => return Some(Vec::new()),
+            Scenario::CmIdentifierAtOffset => return Some([&OTHER_PRIVATE_DATA[..], &ours[..]].concat()),
             _ => return None,
         }
         Some(b)
@@ -231,7 +238,8 @@ impl Scenario {
             Scenario::CmNoPrivateData
             | Scenario::CmBadIdentifier
             | Scenario::CmReservedBits
-            | Scenario::CmChangeOnReconnect => reply.to_vec(),
+            | Scenario::CmChangeOnReconnect
+            | Scenario::CmIdentifierAtOffset => reply.to_vec(),
             Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
             Scenario::CcpLimits => reply.to_vec(),
             Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
@@ -307,6 +315,9 @@ mod tests {
         assert_eq!((reserved[5], &reserved[..5], &reserved[6..]), (0xff, &ours[..5], &ours[6..]));
         assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, false), None);
         assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, true), Some(Vec::new()));
+        let shifted = Scenario::CmIdentifierAtOffset.private_data(ours, false).unwrap();
+        let found = private_data::find(&shifted, &Profile::default());
+        assert!(matches!(found, Ok(private_data::Lookup::Found { at: 5, .. })), "{found:?}");
         let read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 5)).rpc_bytes();
         let none = ChunkLists::NONE;
         assert!(Scenario::ShortReply.targets(&read, &none) && Scenario::CmChangeOnReconnect.targets(&read, &none));

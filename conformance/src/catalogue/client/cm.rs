@@ -97,7 +97,36 @@ fn reserved_bits_ignored(served: &[Served<'_>]) -> Judged {
     }
 }
 
-pub static CHECKS: [ClientCheck; 4] = [
+/// Our private data after 5 octets of another layer's: found and used (a call over 1024 bytes
+/// inline), or not found (1024 assumed: a call over 1024 bytes reduced or long), pass-lax: the
+/// search at any offset is described without a key word.
+fn identifier_at_offset(served: &[Served<'_>]) -> Judged {
+    let want = "our private data found after 5 octets of other data, and its sizes used";
+    let all: Vec<&Served<'_>> = served.iter().collect();
+    let (mut inline, mut chunked) = (0usize, 0u64);
+    for (len, f) in sends(&all) {
+        let Some(c) = f.v1().and_then(|h| h.body.chunks()) else { continue };
+        let reads: u64 = c.reads.iter().map(|r| r.target.length as u64).sum();
+        if c.reads.is_empty() {
+            inline = inline.max(len);
+        } else if len as u64 + reads > DEFAULT_THRESHOLD as u64 && len as u64 + reads <= 4096 {
+            chunked = chunked.max(len as u64 + reads);
+        }
+    }
+    if inline > DEFAULT_THRESHOLD {
+        return Ok(Verdict::pass(want, format!("a {inline}-byte call sent inline: our private data found and used")));
+    }
+    if chunked > 0 {
+        let got = format!("a call of {chunked} bytes in all went by read chunk though it fit our 4096-byte receives: our private data not found, 1024 bytes assumed");
+        return Ok(Verdict::lax(want, got));
+    }
+    Err(Verdict::unsupported(
+        want,
+        "no call over 1024 bytes was sent: whether our private data was found cannot be told",
+    ))
+}
+
+pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/5.1/requester-no-private-data",
@@ -149,5 +178,18 @@ pub static CHECKS: [ClientCheck; 4] = [
         },
         scenario: Some(Scenario::CmChangeOnReconnect),
         judge: settings_on_reconnect,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8797/5.2/requester-finds-identifier-at-offset",
+            requirement: "As part of connection establishment, the buffer containing the received Private Data is searched for the Format Identifier word. The offset of the Format Identifier is not restricted to any alignment. If the RPC-over-RDMA version 1 CM Private Data Format Identifier is not present, an RPC-over-RDMA version 1 receiver MUST behave as if no RPC-over-RDMA version 1 CM Private Data has been provided.",
+            key_word: KeyWord::Must,
+            acceptable: "our private data after 5 octets of other data found: a call over 1024 bytes sent inline; not found (1024 assumed) is pass-lax, the search being described without a key word",
+            rationale: "Other layers (MPA on iWARP) put private data of their own first; a requester that looks at offset 0 only loses our sizes, safely but needlessly.",
+            groups: &["client", "scenario", "private-data", "inline"],
+            broken_by: &[("private-data-offset-zero-only", Outcome::PassLax)],
+        },
+        scenario: Some(Scenario::CmIdentifierAtOffset),
+        judge: identifier_at_offset,
     },
 ];
