@@ -25,6 +25,9 @@ pub enum Observed {
     /// `serve --fuzz` replaced our reply to the call `xid` with a copy mutated `how`: the
     /// message recorded next is what we sent.
     Mutated { how: &'static str, xid: u32 },
+    /// A Send of ours completed in error (receiver not ready: no receive posted at the
+    /// requester).
+    SendFailed(WcStatus),
 }
 
 /// What the wire carried besides the messages, for packet captures.

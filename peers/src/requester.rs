@@ -3,7 +3,6 @@
 //! the client catalogue is tested, and with [`RequesterFaults`] it misbehaves on purpose so
 //! tests can prove each client check notices.
 
-use std::fmt;
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::chunk::ReadSegment;
@@ -11,16 +10,14 @@ use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::RpcMessage;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
 use rpcrdma_codec::xdr::Encode;
-use rpcrdma_codec::{DecodeError, Profile};
+use rpcrdma_codec::Profile;
 
 use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_WRITE, ROOT_FH};
 use crate::proto::Call;
 use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
-mod observed;
 mod v2;
 
-pub use observed::observed_workloads;
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference requester; all off by default.
     pub struct RequesterFaults {
@@ -86,6 +83,51 @@ crate::fault_switches! {
         v2_xmtreq_optdir_reply = "v2-xmtreq-optdir-reply",
         /// Discard backward-direction calls (v2-01 4.2.2: backward direction is REQUIRED).
         v2_ignore_backward_calls = "v2-ignore-backward-calls",
+        /// After a grant of 0, go on sending one call at a time on the connection (RFC 8166
+        /// 3.3.1: nothing may be sent beyond the grant; reconnecting starts afresh).
+        zero_grant_as_one = "zero-grant-as-one",
+        /// Fill the credit window to the grant even beyond the receives posted for replies, and
+        /// be slow to take them (RFC 8166 3.3.1: MUST maintain enough receive resources for the
+        /// replies expected).
+        window_beyond_receives = "window-beyond-receives",
+        /// Without usable private data from the responder (none, or no format identifier),
+        /// assume it receives 4096 bytes (RFC 8797 5.1, 5.2: MUST behave as if it sent zeros).
+        assume_large_responder_receive = "assume-large-responder-receive",
+        /// Refuse a connection whose private data has reserved bits set (RFC 8797 4: receivers
+        /// MUST ignore their value).
+        reject_reserved_bits = "reject-reserved-bits",
+        /// Keep the first connection's call inline threshold on later connections (RFC 8797 4:
+        /// MUST be prepared for the settings to change upon a reconnection).
+        keep_first_thresholds = "keep-first-thresholds",
+        /// Advertise private data with a reserved bit set (RFC 8797 4: senders MUST set them
+        /// to zero).
+        own_reserved_bits = "own-reserved-bits",
+        /// Discard a reply of exactly 1024 bytes, as if the threshold were exclusive (RFC 8166
+        /// 3.3.3: receivers MUST support inline thresholds of 1024 bytes).
+        discard_1024_reply = "discard-1024-reply",
+        /// A WRITE whose data length word travels in the read chunk with the data (RFC 8166
+        /// 3.4.4.1: the count MUST remain in the Payload stream).
+        count_in_chunk = "count-in-chunk",
+        /// A WRITE whose reduced data leaves its 1-byte XDR pad in the Payload stream (RFC 8166
+        /// 3.4.4.4: MUST remove it).
+        pad_left_inline = "pad-left-inline",
+        /// A LOOKUP whose name is moved to a read chunk (RFC 8166 3.4.2, 6.1: only DDP-eligible
+        /// items may be reduced; RFC 8267 4 names none in LOOKUP).
+        reduce_ineligible = "reduce-ineligible",
+        /// A long LOOKUP whose position-zero chunk leaves out the name's XDR pad (RFC 8166
+        /// 3.5.3: such chunks MUST include it).
+        long_call_unpadded = "long-call-unpadded",
+        /// A NULL call with rdma_vers 7 (RFC 8166 4.2.2: MUST be 1).
+        bad_version_call = "bad-version-call",
+        /// Ignore the limits a CONF_RDMA reply returns (RFC 5666 6.2: no inline call larger
+        /// than its maxcall_sendsize; with maxrdmaread 0, no call needing RDMA Read).
+        ignore_ccp_limits = "ignore-ccp-limits",
+        /// Take a reply returning chunks the call did not offer (a longer write segment, more
+        /// write chunks, a reply chunk) as the reply (RFC 8166 4.5: MUST discard).
+        accept_chunk_misuse = "accept-chunk-misuse",
+        /// Look for the responder's private data at offset 0 only (RFC 8797 5.2: it is searched
+        /// for at any offset).
+        private_data_offset_zero_only = "private-data-offset-zero-only",
     }
 }
 
@@ -119,77 +161,13 @@ impl Default for RequesterOptions {
     }
 }
 
-/// What went wrong in a step of the workload.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Failure {
-    /// The transport failed: connecting, registering, posting.
-    Transport(TransportError),
-    /// A Send or receive completed with an error.
-    SendFailed(WcStatus),
-    ReceiveFailed(WcStatus),
-    /// No reply before the deadline.
-    NoReply,
-    Disconnected,
-    /// An RDMA_ERROR answered the call with this rdma_err (RFC 8166 4.5: a permanent error
-    /// that completes the RPC transaction).
-    RdmaError(u32),
-    /// A reply (or its RPC or NFS part) that does not decode.
-    Undecodable(DecodeError),
-    /// LOOKUP answered with this nfsstat3 (none: the results did not decode).
-    Status(Option<u32>),
-    /// Our own settings cannot be advertised (RFC 8797 sizes start at 1024).
-    Settings,
-}
+mod failure;
+mod inline;
+mod observed;
 
-impl fmt::Display for Failure {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Failure::Transport(e) => write!(f, "{e}"),
-            Failure::SendFailed(s) => write!(f, "our Send failed: {}", s.name()),
-            Failure::ReceiveFailed(s) => write!(f, "our receive failed: {}", s.name()),
-            Failure::NoReply => f.write_str("no reply before the deadline"),
-            Failure::Disconnected => f.write_str("disconnected"),
-            Failure::RdmaError(e) => write!(f, "RDMA_ERROR with rdma_err {e}"),
-            Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
-            Failure::Status(s) => write!(f, "status {s:?}"),
-            Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),
-        }
-    }
-}
-
-/// The step of the workload that failed, and how.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct WorkloadError {
-    pub step: &'static str,
-    pub failure: Failure,
-}
-
-impl fmt::Display for WorkloadError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}: {}", self.step, self.failure)
-    }
-}
-
-impl std::error::Error for WorkloadError {}
-
-/// A step's result.
-type Step<T> = Result<T, WorkloadError>;
-
-fn at<T>(step: &'static str, r: Result<T, impl Into<Failure>>) -> Step<T> {
-    r.map_err(|e| WorkloadError { step, failure: e.into() })
-}
-
-impl From<TransportError> for Failure {
-    fn from(e: TransportError) -> Self {
-        Failure::Transport(e)
-    }
-}
-
-impl From<DecodeError> for Failure {
-    fn from(e: DecodeError) -> Self {
-        Failure::Undecodable(e)
-    }
-}
+use failure::{at, Step};
+pub use failure::{Failure, WorkloadError};
+pub use observed::observed_workloads;
 
 /// One connection of the workload.
 struct Session<'c> {
@@ -203,6 +181,10 @@ struct Session<'c> {
     grant: Option<u32>,
     /// The version spoken on this connection.
     v2: v2::Conn,
+    /// The call inline threshold of the connection (RFC 8797 4.2), once connected.
+    call_inline: Option<usize>,
+    /// The limits CONF_RDMA returned (RFC 5666 6.2), kept for the rest of the workload.
+    ccp: Option<rpcrdma_codec::ccp::ConfigRdmaReply>,
 }
 
 /// What a received message is to the call waiting for it.
@@ -228,8 +210,11 @@ impl Session<'_> {
         let deadline = Instant::now() + self.options.timeout;
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
         self.v2 = v2::Conn::new(self.options, &self.v2);
+        self.learn_thresholds(conn.as_mut())?;
         at("connect", conn.post_recv(self.receive_buffer(), self.options.credits as usize))?;
         self.conn = Some(conn);
+        // A new connection has one credit until its first reply (RFC 8166 3.3.3).
+        self.grant = None;
         Ok(())
     }
 
@@ -300,7 +285,7 @@ impl Session<'_> {
     /// (RFC 8166 4.5, 4.6.1, 4.6.2), as are replies to other calls.
     fn answer(&self, msg: &[u8], xid: u32) -> Answer {
         let f = self.faults;
-        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply {
+        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply || msg.len() == 1024 && f.discard_1024_reply {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
@@ -327,16 +312,31 @@ impl Session<'_> {
     /// Sends `msg` and waits for the reply to `xid`, discarding what does not answer it;
     /// with no reply before the timeout, sends it again, up to `retransmits` times.
     fn call(&mut self, step: &'static str, xid: u32, msg: &[u8]) -> Step<Vec<u8>> {
+        if let Some(why) = inline::forbidden(self, msg) {
+            return Err(WorkloadError { step, failure: Failure::Refused(why) });
+        }
+        // Nothing may be sent beyond a grant of 0 (RFC 8166 3.3.1): a new connection starts
+        // with one credit (3.3.3).
+        if self.grant == Some(0) && !self.faults.zero_grant_as_one {
+            self.connect()?;
+        }
         for attempt in 0..=self.options.retransmits {
+            // A call the connection was lost under is sent again on a new one.
+            self.ensure_connected()?;
             self.send(step, msg)?;
             let deadline = Instant::now() + self.options.timeout;
             loop {
                 let reply = match self.recv_until(step, deadline) {
                     Ok(r) => r,
-                    Err(WorkloadError { failure: Failure::NoReply, .. }) if attempt < self.options.retransmits => break,
+                    Err(WorkloadError { failure: Failure::NoReply | Failure::Disconnected, .. })
+                        if attempt < self.options.retransmits =>
+                    {
+                        break
+                    }
                     Err(e) => return Err(e),
                 };
                 match self.answer(&reply, xid) {
+                    Answer::Reply if inline::misused(self, msg, &reply) => {}
                     Answer::Reply => {
                         if let Ok(h) = FixedFields::decode(&reply) {
                             if self.grant.is_none() || !self.faults.ignore_grant_changes {
@@ -382,6 +382,9 @@ pub fn workload(
     if faults.bad_private_data {
         pd = pd.with_version(2);
     }
+    if faults.own_reserved_bits {
+        pd = pd.with_reserved(0x80);
+    }
     let mut s = Session {
         connector,
         options,
@@ -391,6 +394,8 @@ pub fn workload(
         faults,
         grant: None,
         v2: v2::Conn::default(),
+        call_inline: None,
+        ccp: None,
     };
     s.connect()?;
 
@@ -401,6 +406,7 @@ pub fn workload(
         s.send("NULL", &Call::null(early, options.credits).msg())?;
     }
     s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
+    inline::configure(&mut s)?;
 
     // READ of `five` through a write chunk sized to the count.
     let fh = s.lookup(nfs3::FILE_FIVE)?;
@@ -457,10 +463,21 @@ pub fn workload(
     // The credit window: as many NULLs outstanding as the current grant allows (one more
     // under the fault).
     let grant = s.grant.unwrap_or(1);
-    let window = if faults.exceed_grant { grant + 1 } else { grant.min(options.credits) };
+    let window = if faults.exceed_grant {
+        grant + 1
+    } else if faults.window_beyond_receives {
+        grant
+    } else {
+        // The lower of the grant and our receives posted (RFC 8166 3.3.1).
+        grant.min(options.credits)
+    };
     for _ in 0..window {
         let xid = s.xid();
         s.send("the credit window", &Call::null(xid, options.credits).msg())?;
+    }
+    if faults.window_beyond_receives {
+        // Busy elsewhere: the replies come back to back meanwhile.
+        std::thread::sleep(Duration::from_millis(200));
     }
     let deadline = Instant::now() + options.timeout;
     for _ in 0..window {
@@ -469,6 +486,10 @@ pub fn workload(
         }
     }
     s.ensure_connected()?;
+
+    inline::write_2000(&mut s)?;
+    inline::read_1024(&mut s)?;
+    inline::faulty_calls(&mut s)?;
 
     if faults.oversized_inline {
         let fh = s.lookup(nfs3::FILE_SCRATCH)?;

@@ -1,4 +1,5 @@
-//! The reference requester's workload served by embedded reference responders, observed.
+//! The reference requester's workload served by observing reference responders, as the
+//! client catalogue's tests and `serve --self-test` run it.
 
 use std::time::Duration;
 

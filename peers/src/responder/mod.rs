@@ -6,6 +6,7 @@
 mod call;
 mod config;
 pub mod faults;
+mod misuse;
 pub mod reply_fuzz;
 pub mod script;
 mod stop;
@@ -73,12 +74,13 @@ impl Responder {
     /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
     pub fn reference(config: Config) -> Self {
         let ccp = crate::ulp::CcpServer { empty_reply: config.faults.ccp_empty_reply, ..Default::default() };
+        let ccp = config.scenario.map_or(ccp, |s| s.ccp(ccp));
         let ulp: UlpFactory = Arc::new(move || Box::new(crate::ulp::Programs::reference(ccp)) as Box<dyn UpperLayer>);
         Self::new(config, ulp)
     }
 
     /// The private data we accept with.
-    pub fn private_data(&self) -> [u8; 8] {
+    pub fn private_data(&self) -> Vec<u8> {
         let mut pd = self.our_private_data();
         if self.config.faults.invalidate_despite_own_r0 {
             // Advertise R = 0; the session still invalidates (it reads the configured R).
@@ -90,9 +92,9 @@ impl Responder {
         if self.config.faults.private_data_reserved_set {
             pd = pd.with_reserved(0x80);
         }
-        let mut b = [0u8; 8];
-        pd.encode_into(&mut b).expect("8 bytes");
-        b
+        let b = pd.to_bytes();
+        let played = self.played.load(Ordering::SeqCst);
+        self.config.scenario.and_then(|s| s.private_data(b, played)).unwrap_or_else(|| b.to_vec())
     }
 
     fn our_private_data(&self) -> PrivateData {
@@ -111,6 +113,8 @@ impl Responder {
     pub fn receive_window(&self) -> (usize, usize) {
         let c = &self.config;
         let window = if c.faults.short_receive_window { c.credits / 2 } else { c.receive_window.unwrap_or(c.credits) };
+        // A scenario's larger grant is backed by receives (RFC 8166 3.3.1).
+        let window = window.max(c.scenario.and_then(Scenario::grant_after).unwrap_or(0));
         (self.receive_buffer(), window.max(1) as usize)
     }
 
@@ -131,6 +135,9 @@ impl Responder {
         let mut s = Session::new(&self.config, conn, (self.ulp)(), &peer_private_data);
         s.down = self.down.clone();
         s.played = self.played.clone();
+        if let Some((log, i)) = &s.observed {
+            log.responder_private_data(*i, &self.private_data());
+        }
         s.run();
     }
 
@@ -145,7 +152,7 @@ impl Listener for Responder {
         if self.is_down() {
             return Err("connection refused: the responder is down (crash-like fault)".into());
         }
-        Ok(self.private_data().to_vec())
+        Ok(self.private_data())
     }
 
     fn on_established(&mut self, mut conn: EmulatedConnection) {
@@ -240,10 +247,6 @@ impl<'a> Session<'a> {
             if let Some(s) = config.scenario {
                 log.scenario(i, s.name());
             }
-            let mut pd = [0u8; 8];
-            if ours.encode_into(&mut pd).is_ok() {
-                log.responder_private_data(i, &pd);
-            }
             (log.clone(), i)
         });
         Session {
@@ -319,12 +322,13 @@ impl<'a> Session<'a> {
                 Event::Recv { status: WcStatus::Success, data, .. } => {
                     // Repost before replying, so the window stays at the grant.
                     if self.conn.post_recv(receive_buffer(self.config), 1).is_err() {
-                        return;
+                        return self.record_failed_sends();
                     }
                     if self.wedged {
                         continue;
                     }
                     if let Err(stop) = self.handle(&data) {
+                        self.record_failed_sends();
                         self.observe(observe::Observed::Stopped(stop.to_string()));
                         return;
                     }
@@ -339,7 +343,7 @@ impl<'a> Session<'a> {
                     return;
                 }
                 Event::SendDone { status: WcStatus::Success } => {}
-                Event::SendDone { .. } => return,
+                Event::SendDone { status } => return self.observe(observe::Observed::SendFailed(status)),
             }
         }
     }
@@ -377,8 +381,9 @@ impl<'a> Session<'a> {
                 self.observe(observe::Observed::Injected { scenario: scenario.name(), xid });
                 // A message the requester must discard invalidates nothing: the call is still
                 // outstanding, and its retransmission is served with the same chunks.
-                let invalidate = invalidate.filter(|_| scenario.grant_after().is_some());
-                return self.transmit(&scenario.rewrite(msg), invalidate);
+                let invalidate = invalidate.filter(|_| scenario.is_reply());
+                self.transmit(&scenario.rewrite(msg), invalidate)?;
+                return if scenario.closes_after() { Err(Stop::Scenario(scenario.name())) } else { Ok(()) };
             }
         }
         self.transmit(msg, invalidate)
@@ -467,7 +472,7 @@ impl<'a> Session<'a> {
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
         let is_nomsg = matches!(msg.header.body, Body::NoMsg(_));
         if let Some(scenario) = self.config.scenario {
-            if !is_nomsg && scenario.targets(msg.payload) && !self.played.swap(true, Ordering::SeqCst) {
+            if !is_nomsg && scenario.targets(msg.payload, &chunks) && !self.played.swap(true, Ordering::SeqCst) {
                 self.target = Some(fixed.xid);
             }
         }

@@ -1,16 +1,21 @@
 //! Scenarios of `serve`: deliberate test scripts, not defects. A responder playing one replaces
-//! its reply to one chosen call (the first NFSv3 READ sent inline) with a message the
-//! requester must react to as the specs require, once per responder, and records the
-//! injection in the observation tap. With no scenario the responder's path is untouched.
+//! its reply to one chosen call (the first NFSv3 READ sent inline that `targets` picks) with a
+//! message the requester must react to as the specs require, once per responder, and records
+//! the injection in the observation tap; or it accepts connections with altered CM private
+//! data, or answers CCP with small limits. With no scenario the responder's path is untouched.
 //! A Version Two scenario ([`Scenario::version_two`]) plays on a Version Two call instead.
 
+use rpcrdma_codec::chunk::ChunkLists;
+use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
-use rpcrdma_codec::v1::{HeaderBuilder, MIN_HEADER_LEN};
+use rpcrdma_codec::v1::{HeaderBuilder, Message, MIN_HEADER_LEN};
 use rpcrdma_codec::v2::{self, MsgType};
-use rpcrdma_codec::xdr::Encode;
+use rpcrdma_codec::xdr::{Encode, Reader};
+use rpcrdma_codec::Profile;
 
-use crate::proto::nfs3::{NFSPROC3_READ, NFS_PROGRAM};
+use crate::proto::nfs3::{self, NFSPROC3_READ, NFS_PROGRAM};
+use crate::ulp::CcpServer;
 
 /// Declares the scenarios once each: a variant, its command-line name and its doc.
 macro_rules! scenarios {
@@ -64,11 +69,60 @@ scenarios! {
         /// of the NFSv4 callback program, RDMA2_MSG with rdma_direction CALL; v2-01 4.2.2:
         /// backward direction is REQUIRED).
         BackwardCall = "v2-backward-call",
+        /// The reply grants 0 credits, and so does every later reply on the connection
+        /// (RFC 8166 3.3.1: a grant the requester cannot go beyond; MUST NOT be zero).
+        ZeroGrant = "zero-grant",
+        /// The reply grants [`HUGE_GRANT`] credits, and so does every later reply on the
+        /// connection, with receives posted for them (RFC 8166 3.3.1: the requester still keeps
+        /// to its own receive resources).
+        HugeGrant = "huge-grant",
+        /// The responder accepts every connection with no private data (RFC 8797 5.1, RFC 8166
+        /// 3.3.3: the requester assumes 1024-byte inline thresholds). No reply is replaced.
+        CmNoPrivateData = "cm-no-private-data",
+        /// Our private data with its format identifier one bit off (RFC 8797 5.2: as if none
+        /// had been provided). No reply is replaced.
+        CmBadIdentifier = "cm-bad-identifier",
+        /// Our private data with every reserved bit set (RFC 8797 4: receivers ignore them).
+        /// No reply is replaced.
+        CmReservedBits = "cm-reserved-bits",
+        /// Our private data on the connection the chosen call comes on; the connection is closed
+        /// after its reply (unchanged), and later ones are accepted with none (RFC 8797 4: the
+        /// settings may change upon a reconnection).
+        CmChangeOnReconnect = "cm-change-on-reconnect",
+        /// The reply to an NFSv3 READ of 1024 bytes or more asked without a write chunk, cut to
+        /// exactly 1024 bytes as a short read (RFC 8166 3.3.3: receivers MUST support inline
+        /// thresholds of 1024 bytes).
+        Reply1024 = "reply-1024",
+        /// CONF_RDMA (RFC 5666 6.2) answered with maxcall_sendsize 1024 and maxrdmaread 0: no
+        /// inline call over 1024 bytes, and no call needing RDMA Read, may follow. No reply is
+        /// replaced.
+        CcpLimits = "ccp-limits",
+        /// The reply to a READ offered a write chunk (and no reply chunk) returns its first
+        /// write segment 4096 bytes longer than offered (RFC 8166 4.5: a header error).
+        ReplyLongerWriteChunk = "reply-longer-write-chunk",
+        /// The same reply with its write chunk returned twice: more write chunks than the call
+        /// carried (RFC 8166 4.5).
+        ReplyExtraWriteChunk = "reply-extra-write-chunk",
+        /// The same reply returning a reply chunk (the write chunk's segments) the call did not
+        /// offer (RFC 8166 4.5).
+        ReplyUnofferedReplyChunk = "reply-unoffered-reply-chunk",
+        /// Our private data after [`OTHER_PRIVATE_DATA`], 5 octets of another layer's (RFC
+        /// 8797 5.2: the identifier is searched for at any offset). No reply is replaced.
+        CmIdentifierAtOffset = "cm-identifier-at-offset",
     }
 }
 
 /// The grant of every reply from `shrink-grant`'s on.
 pub const SHRUNK_GRANT: u32 = 1;
+
+/// The grant of every reply from `huge-grant`'s on: far more than any requester asks for.
+pub const HUGE_GRANT: u32 = 1024;
+
+/// The inline threshold every receiver supports (RFC 8166 3.3.3): `reply-1024`'s reply size.
+pub const INLINE_1024: usize = 1024;
+
+/// What `cm-identifier-at-offset` puts before our private data: another layer's octets.
+pub const OTHER_PRIVATE_DATA: [u8; 5] = [0x4d, 0x50, 0x41, 0x02, 0x00];
 
 /// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
 pub const UNKNOWN_PROC: u32 = 5;
@@ -112,16 +166,82 @@ impl Scenario {
 
     /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
     /// this scenario replaces: an NFSv3 READ whose RPC call travels inline.
-    pub fn targets(self, inline_payload: &[u8]) -> bool {
-        !self.version_two() && is_nfs3_read(inline_payload)
+    /// `reply-1024` chooses a READ of at least [`INLINE_1024`] bytes with no write chunk.
+    pub fn targets(self, inline_payload: &[u8], chunks: &ChunkLists<'_>) -> bool {
+        if self.version_two() || !self.replaces_reply() {
+            return false;
+        }
+        match RpcMessage::decode(inline_payload) {
+            Ok(RpcMessage { header: RpcHeader::Call(c), body, .. })
+                if c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ =>
+            {
+                let mut r = Reader::new(body);
+                let count = r.opaque("file", 64).and_then(|_| r.u64("offset")).and_then(|_| r.u32("count"));
+                match self {
+                    Scenario::Reply1024 => chunks.writes.is_empty() && count.is_ok_and(|n| n as usize >= INLINE_1024),
+                    _ if self.misuses_chunks() => !chunks.writes.is_empty() && chunks.reply.is_none(),
+                    _ => true,
+                }
+            }
+            _ => false,
+        }
     }
 
     /// The grant of every later reply on the connection, when the scenario changes it.
     pub fn grant_after(self) -> Option<u32> {
         match self {
             Scenario::ShrinkGrant => Some(SHRUNK_GRANT),
+            Scenario::ZeroGrant => Some(0),
+            Scenario::HugeGrant => Some(HUGE_GRANT),
             _ => None,
         }
+    }
+
+    /// Whether the scenario replaces a reply (the others play on the CM exchange or CCP).
+    pub fn replaces_reply(self) -> bool {
+        self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits
+    }
+
+    /// Whether the scenario returns the call's write chunk misused (see `misuse.rs`).
+    pub fn misuses_chunks(self) -> bool {
+        matches!(
+            self,
+            Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk
+        )
+    }
+
+    /// The CCP server's limits for this scenario.
+    pub fn ccp(self, server: CcpServer) -> CcpServer {
+        match self {
+            Scenario::CcpLimits => CcpServer { maxcall_sendsize: 1024, maxrdmaread: 0, ..server },
+            _ => server,
+        }
+    }
+
+    /// Whether the message sent for the chosen call is a reply to it (it invalidates what the
+    /// reply would have); otherwise one the requester must discard.
+    pub fn is_reply(self) -> bool {
+        self.grant_after().is_some() || matches!(self, Scenario::CmChangeOnReconnect | Scenario::Reply1024)
+    }
+
+    /// Whether the connection is closed after the message sent for the chosen call.
+    pub fn closes_after(self) -> bool {
+        self == Scenario::CmChangeOnReconnect
+    }
+
+    /// The private data to accept a connection with instead of `ours`, for the scenarios
+    /// played on the CM exchange; `played`: the chosen call came on an earlier connection.
+    pub fn private_data(self, ours: [u8; 8], played: bool) -> Option<Vec<u8>> {
+        let mut b = ours.to_vec();
+        match self {
+            Scenario::CmNoPrivateData => return Some(Vec::new()),
+            Scenario::CmBadIdentifier => b[3] ^= 1,
+            Scenario::CmReservedBits => b[5] |= private_data::RESERVED_MASK,
+            Scenario::CmChangeOnReconnect if played => return Some(Vec::new()),
+            Scenario::CmIdentifierAtOffset => return Some([&OTHER_PRIVATE_DATA[..], &ours[..]].concat()),
+            _ => return None,
+        }
+        Some(b)
     }
 
     /// The message sent instead of `reply` (the reply as the responder would have sent it).
@@ -155,8 +275,42 @@ impl Scenario {
             Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
             // Replaces no reply: the backward call goes before it.
             Scenario::BackwardCall => reply.to_vec(),
+            Scenario::ZeroGrant => set(8, 0),
+            Scenario::HugeGrant => set(8, HUGE_GRANT),
+            Scenario::CmNoPrivateData
+            | Scenario::CmBadIdentifier
+            | Scenario::CmReservedBits
+            | Scenario::CmChangeOnReconnect
+            | Scenario::CmIdentifierAtOffset => reply.to_vec(),
+            Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
+            Scenario::CcpLimits => reply.to_vec(),
+            Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
+                super::misuse::rewrite(self, reply).unwrap_or_else(|| reply.to_vec())
+            }
         }
     }
+}
+
+/// A READ reply carrying its data inline, cut to exactly [`INLINE_1024`] bytes: the data
+/// shortened to what fits, count and length with it, eof false (a short read, RFC 1813
+/// 3.3.6). None when the data does not end the reply or is too short to cut.
+fn cut_to_1024(reply: &[u8]) -> Option<Vec<u8>> {
+    let m = Message::decode(reply, &Profile::default()).ok()?;
+    let rpc = RpcMessage::decode(m.payload).ok()?;
+    let r = nfs3::read_result(rpc.body)?;
+    let data_at = m.payload_offset + rpc.body_offset + r.data_at;
+    let padded = (r.data_len as usize).next_multiple_of(4);
+    let excess = reply.len().checked_sub(INLINE_1024)?;
+    if r.status != 0 || data_at + padded != reply.len() || excess >= padded {
+        return None;
+    }
+    // Every XDR item is a multiple of four long: so are the excess and what is kept.
+    let keep = ((padded - excess) as u32).min(r.data_len);
+    let mut b = reply[..INLINE_1024].to_vec();
+    b[data_at - 12..data_at - 8].copy_from_slice(&keep.to_be_bytes());
+    b[data_at - 8..data_at - 4].copy_from_slice(&0u32.to_be_bytes());
+    b[data_at - 4..data_at].copy_from_slice(&keep.to_be_bytes());
+    Some(b)
 }
 
 #[cfg(test)]
@@ -174,7 +328,9 @@ mod tests {
     #[test]
     fn each_rewrite_keeps_the_xid_and_breaks_the_reply() {
         let reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
-        for s in Scenario::ALL.iter().filter(|s| !s.version_two()) {
+        let replays = [Scenario::CmChangeOnReconnect, Scenario::Reply1024];
+        let rewrites = Scenario::ALL.iter().filter(|s| !s.version_two() && !replays.contains(s));
+        for s in rewrites.filter(|s| s.replaces_reply() && !s.misuses_chunks()) {
             let b = s.rewrite(&reply);
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());
@@ -185,7 +341,56 @@ mod tests {
         assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
         assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
         assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());
+        assert_eq!(&Scenario::ZeroGrant.rewrite(&reply)[8..12], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::HugeGrant.rewrite(&reply)[8..12], &HUGE_GRANT.to_be_bytes());
         let e = Scenario::UndecodableError.rewrite(&reply);
         assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
+    }
+
+    #[test]
+    fn cm_scenarios_alter_the_private_data_and_replace_no_reply() {
+        let ours = private_data::PrivateData::new(4096, 4096, true).unwrap().to_bytes();
+        let none = Scenario::CmNoPrivateData.private_data(ours, false).unwrap();
+        let bad = Scenario::CmBadIdentifier.private_data(ours, false).unwrap();
+        let reserved = Scenario::CmReservedBits.private_data(ours, false).unwrap();
+        assert!(none.is_empty());
+        assert_eq!((&bad[..4], &bad[4..]), (&0xf6ab_0e19u32.to_be_bytes()[..], &ours[4..]));
+        assert_eq!((reserved[5], &reserved[..5], &reserved[6..]), (0xff, &ours[..5], &ours[6..]));
+        assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, false), None);
+        assert_eq!(Scenario::CmChangeOnReconnect.private_data(ours, true), Some(Vec::new()));
+        let shifted = Scenario::CmIdentifierAtOffset.private_data(ours, false).unwrap();
+        let found = private_data::find(&shifted, &Profile::default());
+        assert!(matches!(found, Ok(private_data::Lookup::Found { at: 5, .. })), "{found:?}");
+        let read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 5)).rpc_bytes();
+        let none = ChunkLists::NONE;
+        assert!(Scenario::ShortReply.targets(&read, &none) && Scenario::CmChangeOnReconnect.targets(&read, &none));
+        assert!(!Scenario::CmNoPrivateData.targets(&read, &none) && !Scenario::CmReservedBits.targets(&read, &none));
+        assert!(!Scenario::Reply1024.targets(&read, &none));
+        let big = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 1024)).rpc_bytes();
+        assert!(Scenario::Reply1024.targets(&big, &none));
+    }
+
+    #[test]
+    fn reply_1024_cuts_a_read_reply_to_a_short_read_of_1024_bytes() {
+        // RPC reply header (accepted, AUTH_NONE verifier, SUCCESS), then READ3resok with no
+        // attributes, count 1100, eof true, and 1100 bytes of data.
+        let mut rpc = Vec::new();
+        for w in [0x1234_5678u32, 1, 0, 0, 0, 0, 0, 0, 1100, 1, 1100] {
+            rpc.extend_from_slice(&w.to_be_bytes());
+        }
+        rpc.extend_from_slice(&[0x5a; 1100]);
+        let mut reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
+        let header = reply.len();
+        reply.extend_from_slice(&rpc);
+        let b = Scenario::Reply1024.rewrite(&reply);
+        assert_eq!(b.len(), INLINE_1024);
+        // 28 + 24 + 4 + 4 + 12 bytes before the data: 1024 - 72 = 952 bytes of it kept.
+        let word = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
+        let at = header + 24 + 8;
+        assert_eq!((word(at), word(at + 4), word(at + 8)), (952, 0, 952));
+        assert_eq!(&b[..at], &reply[..at]);
+        // A reply whose data went by write chunk (none inline) is left as it is.
+        let short = HeaderBuilder::msg(1, 8).encode_to_vec();
+        assert_eq!(Scenario::Reply1024.rewrite(&short), short);
     }
 }

@@ -2,7 +2,8 @@
 
 use rpcrdma_codec::{DecodeError, EncodeError};
 
-use crate::transport::TransportError;
+use crate::observe::Observed;
+use crate::transport::{Event, TransportError, WcStatus};
 
 /// Why a session stops serving its connection.
 #[derive(Debug)]
@@ -15,6 +16,8 @@ pub(crate) enum Stop {
     Decode(DecodeError),
     /// Something this responder cannot express (named).
     Unsupported(&'static str),
+    /// The scenario of this name closes the connection.
+    Scenario(&'static str),
 }
 
 impl std::fmt::Display for Stop {
@@ -24,6 +27,7 @@ impl std::fmt::Display for Stop {
             Stop::Encode(e) => write!(f, "a reply did not encode: {e}"),
             Stop::Decode(e) => write!(f, "a message of our own did not decode: {e}"),
             Stop::Unsupported(what) => write!(f, "cannot answer {what}"),
+            Stop::Scenario(name) => write!(f, "scenario {name} closes the connection"),
         }
     }
 }
@@ -43,5 +47,19 @@ impl From<EncodeError> for Stop {
 impl From<DecodeError> for Stop {
     fn from(e: DecodeError) -> Self {
         Stop::Decode(e)
+    }
+}
+
+impl super::Session<'_> {
+    /// Records the Sends of ours that completed in error before a stop (an RNR completion
+    /// waits behind the messages still to be answered).
+    pub(crate) fn record_failed_sends(&mut self) {
+        while let Ok(e) = self.conn.poll(std::time::Instant::now()) {
+            if let Event::SendDone { status } = e {
+                if status != WcStatus::Success {
+                    self.observe(Observed::SendFailed(status));
+                }
+            }
+        }
     }
 }

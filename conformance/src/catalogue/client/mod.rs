@@ -3,10 +3,18 @@
 //! construction and its respect for the credit grant and the inline threshold. Every
 //! observed message is decoded once, into a frame, before any check looks at it.
 //!
-//! Passive checks ([`CHECKS`], [`sizing::CHECKS`]) judge every connection as served; active ones
-//! ([`scenarios::CHECKS`]) each judge the connections of one `serve` scenario, a reply the
-//! responder replaced on purpose ([`Scenario`]). [`all`] lists both.
+//! Passive checks ([`CHECKS`], [`sizing::CHECKS`], [`reduction::CHECKS`]) judge every
+//! connection as served; active ones ([`scenarios::CHECKS`], [`credits::CHECKS`],
+//! [`cm::CHECKS`], [`inline::CHECKS`], [`ccp::CHECKS`], [`misuse::CHECKS`]) each judge the
+//! connections of one `serve` scenario ([`Scenario`]): a reply the responder replaced on
+//! purpose, its CM private data, or its CCP limits. [`all`] lists both.
 
+pub mod ccp;
+pub mod cm;
+pub mod credits;
+pub mod inline;
+pub mod misuse;
+pub mod reduction;
 pub mod scenarios;
 mod served;
 pub mod sizing;
@@ -137,19 +145,23 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
     let want = "never more calls outstanding than the credits granted";
     let mut worst = 0usize;
     for s in served {
-        let mut outstanding = 0usize;
+        // A scenario's reply may grant more than the responder's configured grant.
+        let (mut outstanding, mut grant) = (0usize, s.conn.grant);
         for (_, e) in &s.events {
             match e {
                 // Only messages that expect a reply count as requests.
                 Seen::Call(f) if f.fixed().is_some_and(|x| x.proc_ <= 1) => {
                     outstanding += 1;
                     worst = worst.max(outstanding);
-                    if outstanding > s.conn.grant as usize {
-                        let got = format!("{outstanding} calls outstanding with a grant of {}", s.conn.grant);
+                    if outstanding > grant as usize {
+                        let got = format!("{outstanding} calls outstanding with a grant of {grant}");
                         return Err(Verdict::fail(want, got));
                     }
                 }
-                Seen::Reply(_) => outstanding = outstanding.saturating_sub(1),
+                Seen::Reply(f) => {
+                    grant = grant.max(f.fixed().map_or(0, |h| h.credit));
+                    outstanding = outstanding.saturating_sub(1);
+                }
                 _ => {}
             }
         }
@@ -373,7 +385,17 @@ pub static CHECKS: [ClientCheck; 9] = [
 
 /// Every client check: the passive ones, then the scenarios.
 pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
-    CHECKS.iter().chain(sizing::CHECKS.iter()).chain(scenarios::CHECKS.iter()).chain(v2::CHECKS.iter())
+    CHECKS
+        .iter()
+        .chain(sizing::CHECKS.iter())
+        .chain(scenarios::CHECKS.iter())
+        .chain(credits::CHECKS.iter())
+        .chain(cm::CHECKS.iter())
+        .chain(inline::CHECKS.iter())
+        .chain(reduction::CHECKS.iter())
+        .chain(ccp::CHECKS.iter())
+        .chain(misuse::CHECKS.iter())
+        .chain(v2::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.

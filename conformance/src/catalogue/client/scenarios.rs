@@ -18,7 +18,7 @@ use super::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// Whether the call whose reply the scenario replaced was sent again afterwards.
-fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
+pub(super) fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
     let want = "the injected message discarded: the call sent again (the same XID) after it";
     let found = served.iter().enumerate().find_map(|(c, s)| {
         s.events.iter().enumerate().find_map(|(e, (at, seen))| match seen {

@@ -28,6 +28,8 @@ pub enum Seen {
     Injected { scenario: &'static str, xid: u32 },
     /// `serve --fuzz` mutated our reply to the call `xid` (the next `Reply`) `how`.
     Mutated { how: &'static str, xid: u32 },
+    /// A Send of ours completed in error (receiver not ready: no receive posted).
+    SendFailed(WcStatus),
 }
 
 /// A served connection as the client checks see it.
@@ -52,6 +54,7 @@ impl<'o> Served<'o> {
                     Observed::Stopped(why) => Seen::Stopped(why.clone()),
                     Observed::Injected { scenario, xid } => Seen::Injected { scenario, xid: *xid },
                     Observed::Mutated { how, xid } => Seen::Mutated { how, xid: *xid },
+                    Observed::SendFailed(s) => Seen::SendFailed(*s),
                 };
                 (*at, seen)
             })
@@ -124,6 +127,9 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
                 Seen::Mutated { how, xid } => {
                     let what = format!("fuzz: the next message is our reply to {xid:#010x}, mutated ({how})");
                     (Direction::Event, what, Vec::new(), Wire::Plain)
+                }
+                Seen::SendFailed(s) => {
+                    (Direction::Event, format!("our Send failed: {}", s.name()), Vec::new(), Wire::Plain)
                 }
             };
             out.push(entry(direction, *at, summary, bytes, wire));

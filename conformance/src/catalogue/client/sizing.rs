@@ -112,7 +112,7 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.5.2/requester-read-chunk-length",
-            requirement: "When reducing a variable-length argument data item, the Requester SHOULD NOT include the data item's XDR roundup padding in the chunk. ... If the Requester chooses to include roundup padding in a Read chunk, the chunk's total length MUST be the sum of the encoded length of the data item and the length of the roundup padding. ... If the sender chooses not to include roundup padding in the chunk, the chunk's total length MUST be the same as the encoded length of the data item.",
+            requirement: "When reducing a variable-length argument data item, the Requester SHOULD NOT include the data item's XDR roundup padding in the chunk. ... If the Requester chooses to include roundup padding in a Read chunk, the chunk's total length MUST be the sum of the encoded length of the data item and the length of the roundup padding. ... If the sender chooses not to include roundup padding in the chunk, the chunk's total length MUST be the same as the encoded length of the data item. ... (3.4.4.4) Except in special cases (covered in Section 3.5.3), a chunk MUST contain exactly one XDR data item.",
             key_word: KeyWord::Must,
             acceptable: "read chunks as long as the WRITE's count; the count rounded up to four is pass-lax",
             rationale: "A responder rebuilds the argument from the chunk: a length that is neither makes the arguments inconsistent (GARBAGE_ARGS, RFC 8166 4.5.2).",
@@ -125,7 +125,7 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.3/requester-one-call-at-start",
-            requirement: "A Responder MAY exceed this basic level of configuration, but a Requester MUST NOT assume more than one credit is available and MUST receive a valid reply from the Responder carrying the actual number of available credits, prior to sending its next request.",
+            requirement: "A Responder MAY exceed this basic level of configuration, but a Requester MUST NOT assume more than one credit is available and MUST receive a valid reply from the Responder carrying the actual number of available credits, prior to sending its next request. ... (RFC 5666 6.1) The server MAY exceed this basic level of configuration, but the client MUST NOT assume more than one, and MUST receive a valid reply from the server carrying the actual number of available receive messages, prior to sending its next request.",
             key_word: KeyWord::MustNot,
             acceptable: "one call on a new connection until its reply, then as many as the grant",
             rationale: "Until the first reply the requester does not know the grant; a responder that granted one credit has one receive posted, and a second Send meets none (receiver not ready).",
