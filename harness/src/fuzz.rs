@@ -391,6 +391,9 @@ pub fn run(args: FuzzArgs) -> i32 {
             }
         }
     });
+    if let Some(j) = &journal {
+        j.append(&fuzz::journal::end_line(report.seed, report.skipped + report.cases, report.ended.name()));
+    }
     if let Some(e) = journal.as_ref().and_then(|j| j.error()) {
         eprintln!("error: cannot write the journal: {e}");
         write_failed = true;

@@ -24,6 +24,15 @@ fn lines(journal: &Path) -> Vec<Value> {
     text.lines().map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("{e}: {l}"))).collect()
 }
 
+/// The journal as a machine that died after its last case leaves it: without the end line.
+fn died(journal: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(journal).unwrap();
+    let cut = text.trim_end().rfind('\n').unwrap();
+    let dead = journal.with_extension("died");
+    std::fs::write(&dead, &text[..cut + 1]).unwrap();
+    dead
+}
+
 /// Fuzzes the embedded responder with `args`, journalling into `journal`; the exit status.
 fn fuzz(d: &Path, journal: &Path, args: &[&str]) -> i32 {
     let out = harness()
@@ -41,7 +50,7 @@ fn fuzz(d: &Path, journal: &Path, args: &[&str]) -> i32 {
 fn cases(journal: &Path) -> Vec<(u64, Value)> {
     lines(journal)
         .into_iter()
-        .filter(|l| l["journal"]["sent"].as_str().unwrap().starts_with("case "))
+        .filter(|l| l["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case ")))
         .map(|l| (l["case"].as_u64().unwrap(), l["messages"].clone()))
         .collect()
 }
@@ -51,7 +60,10 @@ fn each_case_is_journalled_as_a_reproducer_that_replay_runs() {
     let d = tmp("replay");
     let j = d.join("journal");
     assert_eq!(fuzz(&d, &j, &["--seed", "1", "--max-messages", "300", "--fault", "write-past-segment"]), 1);
-    let all = lines(&j);
+    let mut all = lines(&j);
+    // The run ended (it did not die): its last line says so.
+    let end = all.pop().unwrap();
+    assert_eq!((&end["journal"], &end["ended"]), (&Value::from("end"), &Value::from("message limit")), "{end}");
     for l in &all {
         assert_eq!(l["format"], "rpcrdma-fuzz-reproducer/1");
         assert_eq!(l["classification"]["class"], "kernel-panic");
@@ -62,6 +74,10 @@ fn each_case_is_journalled_as_a_reproducer_that_replay_runs() {
     let numbered: Vec<u64> = cases(&j).iter().map(|(n, _)| *n).collect();
     assert_eq!(numbered, (1..=numbered.len() as u64).collect::<Vec<_>>());
     let first_trial = all.iter().position(|l| l["journal"]["sent"].as_str().unwrap().contains("trial")).unwrap();
+    // Trials (and the confirmation) name the case whose finding they minimise.
+    let trials: Vec<&Value> =
+        all.iter().filter(|l| l["journal"]["sent"].as_str().unwrap().contains("finding of case")).collect();
+    assert!(trials.len() >= 2 && trials.iter().all(|l| l["case"] == all[first_trial - 1]["case"]));
     // The case that found the out-of-bounds write is the line before the first trial: saved on
     // its own, `replay` reads it and sends it, and the faulty responder writes out of bounds.
     let line = std::fs::read_to_string(&j).unwrap().lines().nth(first_trial - 1).unwrap().to_string();
@@ -147,6 +163,12 @@ const CONSOLE: &str = "\
 ";
 const KIND: &str = "kernel-panic: BUG: kernel NULL pointer dereference in frwr_unmap_sync";
 
+fn console_of(d: &Path) -> PathBuf {
+    let c = d.join("console.log");
+    std::fs::write(&c, CONSOLE).unwrap();
+    c
+}
+
 fn fuzz_panic(d: &Path, journal: &Path, console: &Path, expect: Option<&Path>) -> (i32, String) {
     let mut c = harness();
     c.args(["fuzz-panic", "--journal"]).arg(journal).arg("--console").arg(console).arg("--out").arg(d.join("found"));
@@ -163,7 +185,9 @@ fn fuzz_panic_makes_the_last_journal_line_a_finding_known_only_when_listed() {
     let d = tmp("panic");
     let j = d.join("journal");
     assert_eq!(fuzz(&d, &j, &["--seed", "4", "--max-messages", "20"]), 0);
+    let j = died(&j);
     let last = lines(&j).pop().unwrap();
+    assert!(last["journal"]["sent"].as_str().unwrap().starts_with("case "), "{last}");
     let console = d.join("console.log");
     std::fs::write(&console, CONSOLE).unwrap();
 
@@ -201,6 +225,11 @@ fn fuzz_panic_refuses_missing_or_empty_inputs() {
     let d = tmp("panic-bad");
     let (j, console, empty) = (d.join("journal"), d.join("console.log"), d.join("empty"));
     assert_eq!(fuzz(&d, &j, &["--seed", "4", "--max-messages", "5"]), 0);
+    // A journal whose run ended names no case that died with the machine.
+    let (code, text) = fuzz_panic(&d, &j, &console_of(&d), None);
+    assert_eq!(code, 2, "{text}");
+    assert!(text.contains("the run ended"), "{text}");
+    let j = died(&j);
     std::fs::write(&console, CONSOLE).unwrap();
     std::fs::write(&empty, "").unwrap();
     let no_panic = d.join("no-panic.log");

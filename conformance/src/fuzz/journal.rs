@@ -123,12 +123,22 @@ pub fn line(r: &Reproducer, sent: Sent) -> String {
     serde_json::to_string(&v).expect("JSON values serialize")
 }
 
+/// The line a run that ends (rather than dies) writes last: no case is to blame after it.
+pub fn end_line(seed: u64, cases: u64, ended: &str) -> String {
+    json!({"journal": "end", "seed": seed, "cases": cases, "ended": ended}).to_string()
+}
+
 /// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
-/// A torn last line (the machine died during the write) is passed over for the one before.
+/// A torn last line (the machine died during the write) is passed over for the one before;
+/// a run's end line means the machine did not die during that run.
 pub fn last_entry(text: &str) -> Result<(Reproducer, u64), String> {
     let mut last_error = "the journal holds no line".to_string();
     for line in text.lines().rev().map(|l| l.trim_matches(['\r', '\0', ' '])).filter(|l| !l.is_empty()) {
-        let parsed = serde_json::from_str::<Value>(line)
+        let value = serde_json::from_str::<Value>(line);
+        if let Some(v) = value.as_ref().ok().filter(|v| v["journal"] == "end") {
+            return Err(format!("the run ended ({}) after its last case: no case died with the machine", v["ended"]));
+        }
+        let parsed = value
             .map_err(|e| e.to_string())
             .and_then(|v| Reproducer::from_json(&v).map(|r| (r, v["journal"]["skip_cases"].as_u64())));
         match parsed {
@@ -168,5 +178,7 @@ mod tests {
         assert_eq!(last_entry(&text).unwrap().1, 3);
         assert!(last_entry("").is_err());
         assert!(last_entry("not json\n").is_err());
+        let ended = format!("{whole}\n{}\n", end_line(1, 3, "time limit"));
+        assert!(last_entry(&ended).unwrap_err().contains("the run ended"));
     }
 }
