@@ -21,7 +21,9 @@ pub struct Divergence {
 /// A reviewed fuzz finding of this peer: known, so it does not fail a fuzz run.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct KnownFinding {
-    /// The finding's kind as the fuzzer prints it: `class` or `class: detail`.
+    /// The finding's kind as the fuzzer prints it: `class` or `class: detail` (a panic that
+    /// killed the peer's machine: `kernel-panic: ` and the panic's signature, as `fuzz-panic`
+    /// prints it).
     pub kind: String,
     /// What the peer does, and where in its code.
     pub reason: String,
@@ -362,5 +364,15 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("\"exploded\""), "{e}");
+    }
+
+    #[test]
+    fn a_kernel_panic_finding_can_be_listed() {
+        let p = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [], "findings": [{"kind": "kernel-panic: BUG: kernel NULL pointer dereference in frwr_unmap_sync", "reason": "r"}]}"#,
+        )
+        .unwrap();
+        assert!(p.known_finding("kernel-panic: BUG: kernel NULL pointer dereference in frwr_unmap_sync").is_some());
+        assert!(p.known_finding("kernel-panic: Oops in frwr_unmap_sync").is_none());
     }
 }

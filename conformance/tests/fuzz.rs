@@ -25,6 +25,7 @@ fn config(seed: u64, max_messages: u64, reply: Duration) -> Config {
         minimise_time: Duration::from_secs(60),
         tool_version: "test".into(),
         stop_after_findings: Some(1),
+        ..Config::default()
     }
 }
 

@@ -45,6 +45,23 @@ pub struct FuzzArgs {
     /// not fail the run.
     #[arg(long, value_name = "PROFILE")]
     pub expect: Option<PathBuf>,
+    /// Before sending each case (and each minimisation trial), append it to FILE as one line
+    /// holding a reproducer classified `kernel-panic`, flushed (synced where FILE supports it):
+    /// when a case kills the peer's machine, the last line is that case (`fuzz-panic`). Use a
+    /// device the machine's death does not lose (a serial port the host writes to a file).
+    #[arg(long, value_name = "FILE")]
+    pub journal: Option<PathBuf>,
+    /// Generate and discard the first N cases of the seed's sequence without sending them:
+    /// after a panic at case N (the journal's `skip_cases`), `--seed S --skip-cases N`
+    /// continues past it. The cases after them are exactly those `--seed S` alone sends after
+    /// its first N only with `--no-feedback`: coverage feedback (the corpus built from the
+    /// peer's answers to the skipped cases) is lost, so mutated cases differ.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub skip_cases: u64,
+    /// No coverage feedback: every case is generated afresh (no corpus), so the sequence of
+    /// cases depends on the seed alone and `--skip-cases` resumes it exactly.
+    #[arg(long)]
+    pub no_feedback: bool,
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
@@ -235,6 +252,9 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
         r.cases,
         r.messages_per_second()
     );
+    if r.skipped > 0 {
+        s += &format!("(the seed's first {} cases skipped unsent)\n", r.skipped);
+    }
     if !r.minimising.is_zero() {
         s +=
             &format!("(of which {:.1} s minimising findings, not counted in messages/s)\n", r.minimising.as_secs_f64());
@@ -276,6 +296,7 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
         "peer": r.peer,
         "seed": r.seed,
+        "skipped_cases": r.skipped,
         "ended": r.ended.name(),
         "seconds": r.elapsed.as_secs_f64(),
         "minimising_seconds": r.minimising.as_secs_f64(),
@@ -321,6 +342,16 @@ pub fn run(args: FuzzArgs) -> i32 {
         eprintln!("error: {}: {e}", args.out.display());
         return EXIT_USAGE;
     }
+    let journal = match &args.journal {
+        None => None,
+        Some(path) => match fuzz::Journal::open(path) {
+            Ok(j) => Some(std::sync::Arc::new(j)),
+            Err(e) => {
+                eprintln!("error: --journal {}: {e}", path.display());
+                return EXIT_USAGE;
+            }
+        },
+    };
     let seed = seed_or_clock(args.seed);
     let config = Config {
         seed,
@@ -329,9 +360,14 @@ pub fn run(args: FuzzArgs) -> i32 {
         options: RunOptions { timeout: reply.max(Duration::from_secs(2)), ..RunOptions::default() },
         timing: Timing { reply },
         tool_version: env!("CARGO_PKG_VERSION").into(),
+        skip_cases: args.skip_cases,
+        feedback: !args.no_feedback,
+        journal: journal.clone(),
         ..Config::default()
     };
-    println!("rpcrdma-harness {} fuzzing {} (seed {seed})", env!("CARGO_PKG_VERSION"), target.describe());
+    let skipping =
+        if args.skip_cases > 0 { format!(", skipping its first {} cases", args.skip_cases) } else { String::new() };
+    println!("rpcrdma-harness {} fuzzing {} (seed {seed}{skipping})", env!("CARGO_PKG_VERSION"), target.describe());
     let mut files: Vec<Option<PathBuf>> = Vec::new();
     let mut write_failed = false;
     let out = args.out.clone();
@@ -355,6 +391,13 @@ pub fn run(args: FuzzArgs) -> i32 {
             }
         }
     });
+    if let Some(j) = &journal {
+        j.append(&fuzz::journal::end_line(report.seed, report.skipped + report.cases, report.ended.name()));
+    }
+    if let Some(e) = journal.as_ref().and_then(|j| j.error()) {
+        eprintln!("error: cannot write the journal: {e}");
+        write_failed = true;
+    }
     if report.ended == fuzz::Ended::Unreachable {
         eprintln!("error: cannot reach {}", report.peer);
         return EXIT_UNREACHABLE;

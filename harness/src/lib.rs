@@ -8,6 +8,7 @@ pub mod decode;
 pub mod describe;
 pub mod export_tree;
 pub mod fuzz;
+pub mod fuzz_panic;
 pub mod input;
 pub mod kernel_log;
 pub mod matrix;

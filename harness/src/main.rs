@@ -1,7 +1,7 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
 use rpcrdma_harness::{
-    bench_null, decode, export_tree, fuzz, matrix, output, replay, run, serve, signals, vectors_cmd,
+    bench_null, decode, export_tree, fuzz, fuzz_panic, matrix, output, replay, run, serve, signals, vectors_cmd,
 };
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -50,6 +50,10 @@ enum Command {
     /// NULL calls per second against a peer at queue depth 1 and at the full credit window.
     #[command(hide = true)]
     BenchNull(bench_null::BenchArgs),
+    /// After the peer's machine died fuzzing: the journal's last case and the console's panic as
+    /// a `kernel-panic` finding in DIR; exit 1 unless the profile lists it, 2 on bad input.
+    #[command(hide = true)]
+    FuzzPanic(fuzz_panic::FuzzPanicArgs),
     /// Write the reference responder's file tree into DIR (for a real server's export).
     #[command(hide = true)]
     ExportTree { dir: std::path::PathBuf },
@@ -94,6 +98,7 @@ fn main() {
         Command::Man => man(),
         Command::ExportTree { dir } => export_tree::run(&dir),
         Command::BenchNull(args) => bench_null::run(args),
+        Command::FuzzPanic(args) => fuzz_panic::run(args),
     };
     let code = match output::finish() {
         Some(e) => {

@@ -33,10 +33,13 @@ pub enum Class {
     NoReply,
     /// A reply broke a rule of RFC 8166 or Version Two, or did not decode.
     Violation,
+    /// The peer's machine died while this case ran; recorded from the journal (`fuzz
+    /// --journal`), its detail the panic's signature once `fuzz-panic` has read the console.
+    KernelPanic,
 }
 
 impl Class {
-    pub const ALL: [Class; 8] = [
+    pub const ALL: [Class; 9] = [
         Class::KernelReport,
         Class::Crash,
         Class::Hang,
@@ -45,6 +48,7 @@ impl Class {
         Class::OobRead,
         Class::NoReply,
         Class::Violation,
+        Class::KernelPanic,
     ];
 
     pub fn name(self) -> &'static str {
@@ -57,6 +61,7 @@ impl Class {
             Class::OobRead => "oob-read",
             Class::NoReply => "no-reply",
             Class::Violation => "violation",
+            Class::KernelPanic => "kernel-panic",
         }
     }
 

@@ -143,6 +143,77 @@ pub fn reports(lines: &[String]) -> Vec<String> {
     out
 }
 
+/// The line of kernel/panic.c's panic(): "Kernel panic - not syncing: Fatal exception".
+pub const PANIC: &str = "Kernel panic - not syncing:";
+
+/// Lines before a panic searched for the report that led to it (an oops with its registers
+/// and two call traces runs to about a hundred).
+pub const PANIC_WINDOW: usize = 300;
+
+/// Lines between a report's first line and a later line of the same report ("BUG: ..." and
+/// its "Oops: ..." have the "#PF" and page table lines between them).
+const REPORT_HEAD: usize = 8;
+
+/// A panic read from a console log.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Panic {
+    /// The signature of the report that led to the panic (as a kernel report's), or of the
+    /// panic line itself when no report precedes it.
+    pub signature: String,
+    /// The text from the report's first line to the panic line (and to its `---[ end` line).
+    pub lines: Vec<String>,
+}
+
+/// A console line without its printk prefixes ("[   12.345678] ", "[    T1] ") and carriage return.
+pub fn console_line(line: &str) -> &str {
+    let mut l = line.trim_end_matches(['\r', '\n']);
+    while let Some(rest) = l.strip_prefix('[') {
+        match rest.split_once(']') {
+            Some((inside, after)) if inside.trim().chars().all(|c| c.is_ascii_alphanumeric() || c == '.') => {
+                l = after.strip_prefix(' ').unwrap_or(after)
+            }
+            _ => break,
+        }
+    }
+    l
+}
+
+/// The last panic in a console log, with the report that led to it: the last report among
+/// the lines before the panic line (back to the previous panic or boot, at most
+/// [`PANIC_WINDOW`] lines), from its first line, signed as [`report_signatures`] signs it.
+/// None when the console holds no "Kernel panic - not syncing:" line after its last boot.
+pub fn panic_report(console: &str) -> Option<Panic> {
+    let lines: Vec<String> = console.lines().map(|l| console_line(l).to_string()).collect();
+    let at = lines.iter().rposition(|l| l.trim_start().starts_with(PANIC))?;
+    // A panic of an earlier boot is not this one's.
+    if lines[at..].iter().any(|l| l.starts_with("Linux version ")) {
+        return None;
+    }
+    let mut from = at.saturating_sub(PANIC_WINDOW);
+    if let Some(b) =
+        lines[from..at].iter().rposition(|l| l.contains("---[ end Kernel panic") || l.starts_with("Linux version "))
+    {
+        from += b + 1;
+    }
+    // panic() prints "Kernel Offset: ..." and the like before its closing line.
+    let end = (at + 1..lines.len().min(at + 6)).find(|&i| lines[i].contains("---[ end Kernel panic")).unwrap_or(at);
+    let reason = lines[at].trim_start()[PANIC.len()..].trim();
+    let window = &lines[from..at];
+    let is_report = |l: &String| report_signature(l).is_some();
+    let Some(mut start) = window.iter().rposition(is_report) else {
+        let signature = format!("{PANIC} {}", without_numbers(reason));
+        return Some(Panic { signature, lines: lines[at..=end].to_vec() });
+    };
+    // An "Oops:" is part of the report a few lines before it ("BUG: ...", "kernel BUG at").
+    if window[start].starts_with("Oops") {
+        if let Some(k) = window[start.saturating_sub(REPORT_HEAD)..start].iter().rposition(is_report) {
+            start = start.saturating_sub(REPORT_HEAD) + k;
+        }
+    }
+    let signature = report_signatures(&window[start..]).swap_remove(0).1;
+    Some(Panic { signature, lines: lines[from + start..=end].to_vec() })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -240,5 +311,51 @@ mod tests {
             .collect();
         assert_eq!(reports(&lines), lines[1..].to_vec());
         assert!(reports(&lines[..1]).is_empty());
+    }
+
+    // A 6.x x86 oops (arch/x86/mm/fault.c, arch/x86/kernel/dumpstack.c) that panics
+    // (panic_on_oops: "Fatal exception", kernel/panic.c), as the serial console shows it.
+    const CONSOLE: &str = "\
+[    0.000000] Linux version 6.12.0 (root@build) #1 SMP PREEMPT_DYNAMIC
+[  799.100000] WARNING: CPU: 0 PID: 7 at net/a.c:1 old_warning+0x1/0x2 [m]
+[  812.345678] BUG: kernel NULL pointer dereference, address: 0000000000000068
+[  812.346001] #PF: supervisor write access in kernel mode
+[  812.346210] #PF: error_code(0x0002) - not-present page
+[  812.346555] Oops: Oops: 0002 [#1] PREEMPT SMP NOPTI
+[  812.346800] CPU: 1 UID: 0 PID: 2417 Comm: kworker/u8:3 Not tainted 6.12.0 #1
+[  812.347400] RIP: 0010:frwr_unmap_sync+0xb1/0x240 [rpcrdma]\r
+[  812.349000] Call Trace:
+[  812.349600]  ? frwr_unmap_sync+0xb1/0x240 [rpcrdma]
+[  812.350200] ---[ end trace 0000000000000000 ]---
+[  812.350400] Kernel panic - not syncing: Fatal exception
+[  812.350500] Kernel Offset: disabled
+[  812.350600] ---[ end Kernel panic - not syncing: Fatal exception ]---
+";
+
+    #[test]
+    fn a_panic_is_read_back_to_the_oops_that_caused_it() {
+        let p = panic_report(CONSOLE).unwrap();
+        assert_eq!(p.signature, "BUG: kernel NULL pointer dereference in frwr_unmap_sync");
+        assert_eq!(
+            p.lines.first().map(String::as_str),
+            Some("BUG: kernel NULL pointer dereference, address: 0000000000000068")
+        );
+        assert_eq!(
+            p.lines.last().map(String::as_str),
+            Some("---[ end Kernel panic - not syncing: Fatal exception ]---")
+        );
+        assert!(p.lines.iter().all(|l| !l.contains("old_warning") && !l.ends_with('\r')));
+    }
+
+    #[test]
+    fn a_panic_without_a_report_is_named_by_its_reason_and_no_panic_is_none() {
+        let c = "[    1.0] WARNING: CPU: 0 PID: 7 at net/a.c:1 f+0x1/0x2\n[    2.000000] Linux version 6.12.0\n\
+                 [    3.000000] Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(0,0)\n";
+        let p = panic_report(c).unwrap();
+        assert_eq!(p.signature, "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(N,N)");
+        assert_eq!(p.lines.len(), 1);
+        assert_eq!(panic_report(&CONSOLE.replace("Kernel panic", "Kernel pan1c")), None);
+        assert_eq!(panic_report(&format!("{CONSOLE}[    0.000000] Linux version 6.12.0\n")), None);
+        assert_eq!(console_line("[  812.346555][    T1] Oops: 0002"), "Oops: 0002");
     }
 }

@@ -11,6 +11,7 @@ pub mod classify;
 pub mod execute;
 pub mod generate;
 pub mod input;
+pub mod journal;
 pub mod kernel_log;
 pub mod minimise;
 pub mod mutate;
@@ -19,6 +20,7 @@ pub use rpcrdma_peers::rng;
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rpcrdma_peers::responder::{Config as ResponderConfig, Faults, Responder};
@@ -28,6 +30,7 @@ use rpcrdma_peers::transport::Connector;
 pub use classify::{Class, Kind};
 pub use execute::{Liveness, Observation, Timing};
 use input::Spec;
+pub use journal::{Journal, Sent};
 pub use reproducer::Reproducer;
 use rng::Rng;
 
@@ -110,6 +113,13 @@ pub struct Config {
     pub tool_version: String,
     /// Stop once this many findings (new kinds) have been made.
     pub stop_after_findings: Option<usize>,
+    /// Generate and discard the first this many cases of the seed's sequence, unsent.
+    pub skip_cases: u64,
+    /// Coverage feedback: cases whose replies look new join the corpus later cases mutate.
+    /// Without it every case is generated afresh, and the sequence depends on the seed alone.
+    pub feedback: bool,
+    /// Where each case is written, as a reproducer, before it is sent.
+    pub journal: Option<Arc<Journal>>,
 }
 
 impl Default for Config {
@@ -124,6 +134,9 @@ impl Default for Config {
             minimise_time: Duration::from_secs(15),
             tool_version: "unknown".into(),
             stop_after_findings: None,
+            skip_cases: 0,
+            feedback: true,
+            journal: None,
         }
     }
 }
@@ -170,6 +183,9 @@ impl Ended {
 pub struct Report {
     pub seed: u64,
     pub peer: String,
+    /// Cases of the seed's sequence generated and discarded unsent (`skip_cases`).
+    pub skipped: u64,
+    /// Cases sent.
     pub cases: u64,
     pub messages: u64,
     pub elapsed: Duration,
@@ -224,9 +240,12 @@ pub fn describe(obs: &Observation) -> String {
     parts.join("; ")
 }
 
-/// Runs a case (specs encoded) against `target`.
-fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec]) -> Observation {
+/// Runs a case (specs encoded) against `target`, journalled first when there is a journal.
+fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec], sent: Sent) -> Observation {
     let wires: Vec<input::Wire> = case.iter().map(Spec::encode).collect();
+    if let Some(j) = &config.journal {
+        j.append(&journal::line(&journal::reproducer(config, target.describe(), sent, &wires), sent));
+    }
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
     let mut obs = execute::run(target.connector(), &config.options, config.timing, &wires);
@@ -234,7 +253,8 @@ fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec]) -> Obs
     obs
 }
 
-/// Replays a reproducer: whether its finding shows again, and what was observed.
+/// Replays a reproducer: whether its finding shows again (for a `kernel-panic`, whether the
+/// peer crashed or hung), and what was observed.
 pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool, Option<Kind>, Observation) {
     let options = RunOptions { timeout: timing.reply * 2, ..r.options() };
     // What the kernel logged before the replay is not its doing.
@@ -242,7 +262,12 @@ pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool,
     let mut obs = execute::run(target.connector(), &options, timing, &r.messages);
     obs.kernel = kernel_log::reports(&target.kernel_log());
     let got = classify::finding(&obs);
-    (got.as_ref() == Some(&r.kind), got, obs)
+    // Seen from outside, a machine that panics is a peer that crashed or went silent.
+    let hit = match r.kind.class {
+        Class::KernelPanic => got.as_ref().is_some_and(|k| matches!(k.class, Class::Crash | Class::Hang)),
+        _ => got.as_ref() == Some(&r.kind),
+    };
+    (hit, got, obs)
 }
 
 /// Fuzzes `target` until the time or message limit, an interrupt, or the peer going down for
@@ -257,6 +282,7 @@ pub fn run(
     let mut report = Report {
         seed: config.seed,
         peer: target.describe(),
+        skipped: config.skip_cases,
         cases: 0,
         messages: 0,
         elapsed: Duration::ZERO,
@@ -269,7 +295,7 @@ pub fn run(
         ended: Ended::Time,
     };
     // Reachable at all? An empty case connects and sends only the liveness NULL.
-    let first = execute_specs(target, config, &[]);
+    let first = execute_specs(target, config, &[], Sent::Probe { skipped: config.skip_cases });
     if first.connect_failed.is_some() {
         report.ended = Ended::Unreachable;
         return report;
@@ -279,6 +305,10 @@ pub fn run(
     let mut corpus: Vec<Vec<Spec>> = Vec::new();
     let mut seen_signatures: HashSet<u64> = HashSet::new();
     let mut seen_kinds: HashSet<Kind> = HashSet::new();
+    // Skipped cases are drawn as a run would draw them, with nothing learnt from answers.
+    for _ in 0..config.skip_cases {
+        next_case(&mut rng, &mut xid, &corpus);
+    }
     loop {
         if interrupt.load(Ordering::SeqCst) {
             report.ended = Ended::Interrupted;
@@ -296,19 +326,9 @@ pub fn run(
             report.ended = Ended::Messages;
             break;
         }
-        let mut next_xid = || {
-            xid = xid.wrapping_add(1);
-            xid
-        };
-        let case: Vec<Spec> = if !corpus.is_empty() && rng.chance(4, 5) {
-            let mut c = corpus[rng.below(corpus.len())].clone();
-            let donor = corpus[rng.below(corpus.len())].clone();
-            mutate::mutate(&mut rng, &mut c, Some(&donor), &mut next_xid);
-            c
-        } else {
-            (0..1 + rng.below(mutate::MAX_MESSAGES)).map(|_| generate::message(&mut rng, next_xid())).collect()
-        };
-        let obs = execute_specs(target, config, &case);
+        let case = next_case(&mut rng, &mut xid, &corpus);
+        let case_no = config.skip_cases + report.cases + 1;
+        let obs = execute_specs(target, config, &case, Sent::Case(case_no));
         report.cases += 1;
         report.messages += obs.sent as u64;
         *report.outcomes.entry(obs.liveness.name()).or_default() += 1;
@@ -316,7 +336,7 @@ pub fn run(
         for s in classify::signatures(&obs) {
             new |= seen_signatures.insert(s);
         }
-        if new {
+        if new && config.feedback {
             if corpus.len() < 512 {
                 corpus.push(case.clone());
             } else {
@@ -332,7 +352,7 @@ pub fn run(
         match finding {
             Some(kind) if seen_kinds.insert(kind.clone()) => {
                 let t = Instant::now();
-                let f = minimise_finding(target, config, interrupt, &case, kind, obs, report.cases, report.messages);
+                let f = minimise_finding(target, config, interrupt, &case, kind, obs, case_no, report.messages);
                 report.minimising += t.elapsed();
                 on_finding(&f);
                 report.findings.push(f);
@@ -355,6 +375,23 @@ pub fn run(
     report.corpus = corpus.len();
     report.signatures = seen_signatures.len();
     report
+}
+
+/// The next case of the sequence: mostly a mutation of the corpus once there is one, else
+/// fresh messages.
+fn next_case(rng: &mut Rng, xid: &mut u32, corpus: &[Vec<Spec>]) -> Vec<Spec> {
+    let mut next_xid = || {
+        *xid = xid.wrapping_add(1);
+        *xid
+    };
+    if !corpus.is_empty() && rng.chance(4, 5) {
+        let mut c = corpus[rng.below(corpus.len())].clone();
+        let donor = corpus[rng.below(corpus.len())].clone();
+        mutate::mutate(rng, &mut c, Some(&donor), &mut next_xid);
+        c
+    } else {
+        (0..1 + rng.below(mutate::MAX_MESSAGES)).map(|_| generate::message(rng, next_xid())).collect()
+    }
 }
 
 /// Whether a case left the peer in need of a restart: not answering, or its kernel reporting
@@ -381,6 +418,7 @@ fn minimise_finding(
         let mut last: Option<Observation> = None;
         let until = Instant::now() + config.minimise_time;
         let mut state = (obs.liveness, obs.kernel.is_empty());
+        let mut trial = 0;
         let min = minimise::minimise(&case[..sent], config.minimise_budget, |c| {
             // Interrupted or out of time: keep what is minimised so far.
             if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
@@ -389,7 +427,8 @@ fn minimise_finding(
             if target.cheap_restart() || unwell(&state) {
                 target.restart();
             }
-            let o = execute_specs(target, config, c);
+            trial += 1;
+            let o = execute_specs(target, config, c, Sent::Trial { case: case_no, trial });
             state = (o.liveness, o.kernel.is_empty());
             let hit = classify::finding(&o).as_ref() == Some(&kind);
             if hit {
@@ -401,7 +440,7 @@ fn minimise_finding(
         if target.cheap_restart() || unwell(&state) {
             target.restart();
         }
-        let o = execute_specs(target, config, &min);
+        let o = execute_specs(target, config, &min, Sent::Trial { case: case_no, trial: 0 });
         let ok = classify::finding(&o).as_ref() == Some(&kind);
         let o = if ok { o } else { last.unwrap_or(obs) };
         (min, o, ok)

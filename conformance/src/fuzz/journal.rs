@@ -1,0 +1,184 @@
+//! The journal of a fuzz run (`fuzz --journal FILE`): before each case (and each minimisation
+//! trial) is sent, one line holding it as a complete reproducer, classified `kernel-panic`, is
+//! appended and flushed. When a case panics the peer's kernel, the machine dies with the
+//! harness on it; the journal's last line (written to a device the host keeps, such as a
+//! second serial port) is then the case that killed it, and `fuzz-panic` turns it into a
+//! finding with the panic read from the console.
+
+use std::fs::File;
+use std::io::Write;
+use std::path::Path;
+use std::sync::Mutex;
+
+use serde_json::{json, Value};
+
+use super::classify::{Class, Kind};
+use super::input::Wire;
+use super::reproducer::Reproducer;
+
+/// The detail of every journal line: what the line means if it is the last one.
+pub const DETAIL: &str = "the last case sent before the peer's machine died";
+
+/// What a journal line records being sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sent {
+    /// The liveness probe before the first case (only the liveness NULL); `skipped` cases of
+    /// the seed's sequence precede it.
+    Probe { skipped: u64 },
+    /// Case `n` of the seed's sequence (1-based, skipped cases counted).
+    Case(u64),
+    /// A minimisation trial (or the final confirmation, trial 0) of the finding of case `n`.
+    Trial { case: u64, trial: usize },
+}
+
+impl Sent {
+    /// The case number a reproducer names.
+    pub fn case(self) -> u64 {
+        match self {
+            Sent::Probe { skipped } => skipped,
+            Sent::Case(n) | Sent::Trial { case: n, .. } => n,
+        }
+    }
+
+    /// The `--skip-cases` that resumes the run after this line: past the case it belongs to.
+    pub fn skip_to_resume(self) -> u64 {
+        self.case()
+    }
+
+    fn describe(self) -> String {
+        match self {
+            Sent::Probe { .. } => "the liveness probe before the first case".into(),
+            Sent::Case(n) => format!("case {n}"),
+            Sent::Trial { case, trial: 0 } => format!("the confirmation of the minimised finding of case {case}"),
+            Sent::Trial { case, trial } => format!("minimisation trial {trial} of the finding of case {case}"),
+        }
+    }
+}
+
+/// A journal file (or device): lines appended with one write each, then synced where the file
+/// supports it (a serial device does not: that error is ignored, and syncing not tried again).
+#[derive(Debug)]
+pub struct Journal {
+    state: Mutex<State>,
+}
+
+#[derive(Debug)]
+struct State {
+    file: File,
+    sync: bool,
+    error: Option<String>,
+}
+
+impl Journal {
+    /// Opens `path` for appending (created when missing).
+    pub fn open(path: &Path) -> std::io::Result<Journal> {
+        let file = std::fs::OpenOptions::new().append(true).create(true).open(path)?;
+        Ok(Journal { state: Mutex::new(State { file, sync: true, error: None }) })
+    }
+
+    /// Appends one line (a newline is added) and flushes it to the device.
+    pub fn append(&self, line: &str) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let mut buf = Vec::with_capacity(line.len() + 1);
+        buf.extend_from_slice(line.as_bytes());
+        buf.push(b'\n');
+        if let Err(e) = s.file.write_all(&buf) {
+            s.error.get_or_insert(e.to_string());
+            return;
+        }
+        if s.sync && s.file.sync_data().is_err() {
+            // EINVAL on a tty or pipe: the write has reached the device already.
+            s.sync = false;
+        }
+    }
+
+    /// The first write error, if a write failed.
+    pub fn error(&self) -> Option<String> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).error.clone()
+    }
+}
+
+/// The reproducer a journal line holds: the case as sent, classified `kernel-panic`.
+pub fn reproducer(config: &super::Config, peer: String, sent: Sent, wires: &[Wire]) -> Reproducer {
+    Reproducer {
+        tool_version: config.tool_version.clone(),
+        seed: config.seed,
+        case: sent.case(),
+        peer,
+        receive_size: config.options.receive_size,
+        send_size: config.options.send_size,
+        credits: config.options.credits_requested,
+        kind: Kind { class: Class::KernelPanic, detail: DETAIL.into() },
+        observed: format!("recorded from the journal before sending {}", sent.describe()),
+        original_messages: wires.len(),
+        messages: wires.to_vec(),
+    }
+}
+
+/// One journal line: the reproducer as compact JSON, with `"journal"` saying what was sent and
+/// the `--skip-cases` that resumes after it (`replay` ignores that key).
+pub fn line(r: &Reproducer, sent: Sent) -> String {
+    let mut v = r.to_json();
+    v["journal"] = json!({"sent": sent.describe(), "skip_cases": sent.skip_to_resume()});
+    serde_json::to_string(&v).expect("JSON values serialize")
+}
+
+/// The line a run that ends (rather than dies) writes last: no case is to blame after it.
+pub fn end_line(seed: u64, cases: u64, ended: &str) -> String {
+    json!({"journal": "end", "seed": seed, "cases": cases, "ended": ended}).to_string()
+}
+
+/// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
+/// A torn last line (the machine died during the write) is passed over for the one before;
+/// a run's end line means the machine did not die during that run.
+pub fn last_entry(text: &str) -> Result<(Reproducer, u64), String> {
+    let mut last_error = "the journal holds no line".to_string();
+    for line in text.lines().rev().map(|l| l.trim_matches(['\r', '\0', ' '])).filter(|l| !l.is_empty()) {
+        let value = serde_json::from_str::<Value>(line);
+        if let Some(v) = value.as_ref().ok().filter(|v| v["journal"] == "end") {
+            return Err(format!("the run ended ({}) after its last case: no case died with the machine", v["ended"]));
+        }
+        let parsed = value
+            .map_err(|e| e.to_string())
+            .and_then(|v| Reproducer::from_json(&v).map(|r| (r, v["journal"]["skip_cases"].as_u64())));
+        match parsed {
+            Ok((r, skip)) => {
+                let skip = skip.unwrap_or(r.case);
+                return Ok((r, skip));
+            }
+            Err(e) => last_error = format!("the last line is not a reproducer: {e}"),
+        }
+    }
+    Err(last_error)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::{generate, Config};
+
+    #[test]
+    fn a_line_is_one_compact_reproducer_that_reads_back() {
+        let wires = vec![generate::null_call(7, 32).encode()];
+        let r = reproducer(&Config { seed: 9, ..Config::default() }, "p".into(), Sent::Case(12), &wires);
+        let l = line(&r, Sent::Case(12));
+        assert!(!l.contains('\n'));
+        let (back, skip) = last_entry(&format!("{l}\n")).unwrap();
+        assert_eq!(back, r);
+        assert_eq!((back.case, skip, back.seed), (12, 12, 9));
+        assert_eq!(back.kind.class.name(), "kernel-panic");
+    }
+
+    #[test]
+    fn a_torn_last_line_falls_back_to_the_one_before_and_empty_is_an_error() {
+        let wires = vec![generate::null_call(7, 32).encode()];
+        let r = reproducer(&Config::default(), "p".into(), Sent::Trial { case: 3, trial: 2 }, &wires);
+        let whole = line(&r, Sent::Trial { case: 3, trial: 2 });
+        let text = format!("{whole}\r\n{}", &whole[..whole.len() / 2]);
+        assert_eq!(last_entry(&text).unwrap().1, 3);
+        assert!(last_entry("").is_err());
+        assert!(last_entry("not json\n").is_err());
+        let ended = format!("{whole}\n{}\n", end_line(1, 3, "time limit"));
+        assert!(last_entry(&ended).unwrap_err().contains("the run ended"));
+    }
+}

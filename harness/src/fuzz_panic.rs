@@ -1,0 +1,85 @@
+//! `rpcrdma-harness fuzz-panic` (hidden; run on the host after the peer's machine died): the
+//! journal's last line (`fuzz --journal`) is the case that was running, the console log holds
+//! the panic; together they are a `kernel-panic` finding, saved as a reproducer file that
+//! `replay` reads, and judged against the profile's `findings`.
+
+use std::path::{Path, PathBuf};
+
+use clap::Args;
+use rpcrdma_conformance::fuzz::kernel_log::panic_report;
+use rpcrdma_conformance::fuzz::{journal, Class, Kind};
+
+use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+#[derive(Debug, Args)]
+pub struct FuzzPanicArgs {
+    /// The journal `fuzz --journal` wrote (its last complete line is the case that was running).
+    #[arg(long, value_name = "FILE")]
+    pub journal: PathBuf,
+    /// The peer machine's console log, holding the panic ("Kernel panic - not syncing:").
+    #[arg(long, value_name = "FILE")]
+    pub console: PathBuf,
+    /// Where the reproducer file goes (numbered after the files there).
+    #[arg(long, value_name = "DIR")]
+    pub out: PathBuf,
+    /// An expectation profile: a panic its `findings` list (`kernel-panic: SIGNATURE`) is known.
+    #[arg(long, value_name = "PROFILE")]
+    pub expect: Option<PathBuf>,
+}
+
+/// The number after the highest `NNN-` prefix of the files in `dir`.
+fn next_number(dir: &Path) -> usize {
+    let highest = std::fs::read_dir(dir)
+        .into_iter()
+        .flatten()
+        .filter_map(|e| e.ok()?.file_name().to_str()?.split('-').next()?.parse::<usize>().ok())
+        .max();
+    highest.unwrap_or(0) + 1
+}
+
+fn read(path: &Path, what: &str) -> Result<String, i32> {
+    std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| {
+        eprintln!("error: {what} {}: {e}", path.display());
+        EXIT_USAGE
+    })
+}
+
+pub fn run(args: FuzzPanicArgs) -> i32 {
+    match finding(&args) {
+        Ok(code) | Err(code) => code,
+    }
+}
+
+fn finding(args: &FuzzPanicArgs) -> Result<i32, i32> {
+    let expected = crate::run::load_profile(args.expect.as_deref())?.map(|p| p.findings).unwrap_or_default();
+    let (mut repro, skip) = journal::last_entry(&read(&args.journal, "--journal")?).map_err(|e| {
+        eprintln!("error: --journal {}: {e}", args.journal.display());
+        EXIT_USAGE
+    })?;
+    let panic = panic_report(&read(&args.console, "--console")?).ok_or_else(|| {
+        eprintln!(
+            "error: --console {}: no \"Kernel panic - not syncing:\" line after the last boot",
+            args.console.display()
+        );
+        EXIT_USAGE
+    })?;
+    repro.kind = Kind { class: Class::KernelPanic, detail: panic.signature.clone() };
+    repro.observed =
+        format!("{}; the machine panicked, its console showed:\n{}\n", repro.observed, panic.lines.join("\n"));
+    if let Err(e) = std::fs::create_dir_all(&args.out) {
+        eprintln!("error: --out {}: {e}", args.out.display());
+        return Err(EXIT_USAGE);
+    }
+    let path = args.out.join(format!("{:03}-kernel-panic.json", next_number(&args.out)));
+    let text = serde_json::to_string_pretty(&repro.to_json()).expect("JSON values serialize");
+    if let Err(e) = std::fs::write(&path, text + "\n") {
+        eprintln!("error: cannot write {}: {e}", path.display());
+        return Err(EXIT_USAGE);
+    }
+    let kind = repro.kind.to_string();
+    let known = expected.iter().find(|k| k.kind == kind);
+    let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
+    println!("finding: {kind} -> {}{note}", path.display());
+    println!("resume: --seed {} --skip-cases {skip}", repro.seed);
+    Ok(if known.is_some() { EXIT_OK } else { EXIT_FAILED })
+}
