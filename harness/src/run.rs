@@ -208,7 +208,8 @@ pub fn run(args: RunArgs) -> i32 {
             }
         },
     };
-    let mut options = RunOptions { timeout: args.timeout, restart_wait: args.watch.restart_wait, ..RunOptions::default() };
+    let mut options =
+        RunOptions { timeout: args.timeout, restart_wait: args.watch.restart_wait, ..RunOptions::default() };
     let fresh = args.peer.is_none().then(|| {
         let f = faults.clone();
         Box::new(move || Box::new(embedded(f.clone())) as Box<dyn Connector>) as crate::peer_health::Fresh

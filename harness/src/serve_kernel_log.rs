@@ -30,15 +30,23 @@ impl ScenarioLog {
 
     /// Adds each scenario's kernel lines to the results of its checks (`checks[i]` judged
     /// `results[i]`), failing those whose lines hold a bug report.
-    pub fn attribute(&self, checks: &[&'static ClientCheck], observed: &[ObservedConnection], results: &mut [CheckResult]) {
+    pub fn attribute(
+        &self,
+        checks: &[&'static ClientCheck],
+        observed: &[ObservedConnection],
+        results: &mut [CheckResult],
+    ) {
         let lines: Vec<(Duration, String)> =
             self.log.drain_timed().into_iter().map(|(at, l)| (at.saturating_duration_since(self.started), l)).collect();
         let windows = windows(observed);
         for (check, result) in checks.iter().zip(results.iter_mut()) {
             let Some(name) = check.scenario.map(|s| s.name()) else { continue };
             let Some(&(_, from, until)) = windows.iter().find(|w| w.0 == name) else { continue };
-            let mine: Vec<String> =
-                lines.iter().filter(|(at, _)| *at >= from && until.is_none_or(|u| *at < u)).map(|(_, l)| l.clone()).collect();
+            let mine: Vec<String> = lines
+                .iter()
+                .filter(|(at, _)| *at >= from && until.is_none_or(|u| *at < u))
+                .map(|(_, l)| l.clone())
+                .collect();
             judge(result, &mine);
             result.peer.kernel_log = mine;
         }
@@ -109,7 +117,10 @@ mod tests {
         assert_eq!(r.outcome, Outcome::Pass);
         judge(&mut r, &oops);
         assert_eq!(r.outcome, Outcome::Fail);
-        assert_eq!(r.actual.to_string(), "the requester's kernel logged BUG: kernel NULL pointer dereference in frwr_unmap_sync");
+        assert_eq!(
+            r.actual.to_string(),
+            "the requester's kernel logged BUG: kernel NULL pointer dereference in frwr_unmap_sync"
+        );
         r.actual = Actual::Note("the reply was used".into());
         judge(&mut r, &oops);
         assert!(r.actual.to_string().starts_with("the reply was used; the requester's kernel logged BUG"));

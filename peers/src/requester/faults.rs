@@ -1,0 +1,115 @@
+//! The reference requester's deliberate misbehaviours, each breaking one requirement a client
+//! check judges (`broken_by` of the client catalogue).
+
+crate::fault_switches! {
+    /// Deliberate misbehaviours of the reference requester; all off by default.
+    pub struct RequesterFaults {
+        /// Advertise private data with version 2.
+        bad_private_data = "bad-private-data",
+        /// Send an RDMA_DONE (RFC 8166 4.6.2: MUST NOT).
+        send_rdma_done = "send-rdma-done",
+        /// A NULL call whose RPC xid differs from rdma_xid.
+        xid_mismatch = "xid-mismatch",
+        /// WRITE data in a read chunk at a position 2 bytes past the item.
+        unaligned_position = "unaligned-position",
+        /// Keep one call more outstanding than the grant.
+        exceed_grant = "exceed-grant",
+        /// Add a 4-byte segment for the XDR pad to write chunks (as Linux clients before 4.9).
+        write_chunk_pad_segment = "write-chunk-pad-segment",
+        /// A READ's write chunk one byte shorter than the count (RFC 8166 3.4.6: MUST cover it).
+        short_write_chunk = "short-write-chunk",
+        /// WRITE data in a read chunk padded to a multiple of four (RFC 8166 3.4.5.2: SHOULD NOT).
+        read_chunk_roundup = "read-chunk-roundup",
+        /// WRITE data in a read chunk five bytes longer than the data (RFC 8166 3.4.5.2: MUST
+        /// be the data, or the data and its pad).
+        read_chunk_extra = "read-chunk-extra",
+        /// A second call sent before the first reply on a new connection (RFC 8166 3.3.3:
+        /// one credit until then).
+        burst_at_start = "burst-at-start",
+        /// READDIR with a large count and no reply chunk.
+        no_reply_chunk = "no-reply-chunk",
+        /// An RDMA_NOMSG call with no position-zero read chunk (only a reply chunk).
+        nomsg_without_payload = "nomsg-without-payload",
+        /// A WRITE larger than the responder's receive size sent inline.
+        oversized_inline = "oversized-inline",
+        /// Take a reply shorter than 28 bytes whose first word is the call's XID as its reply
+        /// (RFC 8166 4.5: MUST discard).
+        accept_short_reply = "accept-short-reply",
+        /// Take a reply with an rdma_vers other than 1 as the reply (RFC 8166 4.5: MUST discard).
+        accept_bad_version_reply = "accept-bad-version-reply",
+        /// Take a reply with an rdma_proc Version One does not define as the reply (RFC 8166
+        /// 4.5: MUST discard).
+        accept_unknown_proc_reply = "accept-unknown-proc-reply",
+        /// Take an RDMA_MSGP as the reply (RFC 8166 4.6.1: MUST discard).
+        accept_msgp_reply = "accept-msgp-reply",
+        /// Take an RDMA_DONE as the reply (RFC 8166 4.6.2: MUST discard).
+        accept_done_reply = "accept-done-reply",
+        /// Take an RDMA_ERROR with an unknown rdma_err as the call's error (RFC 8166 4.5: MUST
+        /// discard an RDMA_ERROR it cannot decode).
+        accept_undecodable_error = "accept-undecodable-error",
+        /// Size the credit window by the grant of the first reply, ignoring later grants
+        /// (RFC 8166 3.3.1: the current grant is the one to respect).
+        ignore_grant_changes = "ignore-grant-changes",
+        /// Version Two with 1024-byte receives (v2-01 2.3: MUST support 4096 bytes).
+        v2_receive_1024 = "v2-receive-1024",
+        /// An RDMA2_MSG with no payload (v2-01 4.2.1: MUST follow).
+        v2_msg_without_payload = "v2-msg-without-payload",
+        /// An RDMA2_ERROR followed by a payload (v2-01 4.2.1: MUST NOT follow).
+        v2_error_with_payload = "v2-error-with-payload",
+        /// An RDMA2_MSG call with rdma_direction REPLY (v2-01 4.2.2: MUST be the msg_type).
+        v2_call_direction_reply = "v2-call-direction-reply",
+        /// ROPT_INITXCH (no payload) with rdma_optdir REPLY (v2-01 4.2.2: a Requester MUST set CALL).
+        v2_initxch_optdir_reply = "v2-initxch-optdir-reply",
+        /// Reconnect once right after Version Two is agreed (v2-01 5.2: MUST NOT).
+        v2_reconnect_after_negotiation = "v2-reconnect-after-negotiation",
+        /// A NULL call in a ROPT_XMTREQ with rdma_optdir REPLY (v2-01 4.2.2: MUST be CALL).
+        v2_xmtreq_optdir_reply = "v2-xmtreq-optdir-reply",
+        /// Discard backward-direction calls (v2-01 4.2.2: backward direction is REQUIRED).
+        v2_ignore_backward_calls = "v2-ignore-backward-calls",
+        /// After a grant of 0, go on sending one call at a time on the connection (RFC 8166
+        /// 3.3.1: nothing may be sent beyond the grant; reconnecting starts afresh).
+        zero_grant_as_one = "zero-grant-as-one",
+        /// Fill the credit window to the grant even beyond the receives posted for replies, and
+        /// be slow to take them (RFC 8166 3.3.1: MUST maintain enough receive resources for the
+        /// replies expected).
+        window_beyond_receives = "window-beyond-receives",
+        /// Without usable private data from the responder (none, or no format identifier),
+        /// assume it receives 4096 bytes (RFC 8797 5.1, 5.2: MUST behave as if it sent zeros).
+        assume_large_responder_receive = "assume-large-responder-receive",
+        /// Refuse a connection whose private data has reserved bits set (RFC 8797 4: receivers
+        /// MUST ignore their value).
+        reject_reserved_bits = "reject-reserved-bits",
+        /// Keep the first connection's call inline threshold on later connections (RFC 8797 4:
+        /// MUST be prepared for the settings to change upon a reconnection).
+        keep_first_thresholds = "keep-first-thresholds",
+        /// Advertise private data with a reserved bit set (RFC 8797 4: senders MUST set them
+        /// to zero).
+        own_reserved_bits = "own-reserved-bits",
+        /// Discard a reply of exactly 1024 bytes, as if the threshold were exclusive (RFC 8166
+        /// 3.3.3: receivers MUST support inline thresholds of 1024 bytes).
+        discard_1024_reply = "discard-1024-reply",
+        /// A WRITE whose data length word travels in the read chunk with the data (RFC 8166
+        /// 3.4.4.1: the count MUST remain in the Payload stream).
+        count_in_chunk = "count-in-chunk",
+        /// A WRITE whose reduced data leaves its 1-byte XDR pad in the Payload stream (RFC 8166
+        /// 3.4.4.4: MUST remove it).
+        pad_left_inline = "pad-left-inline",
+        /// A LOOKUP whose name is moved to a read chunk (RFC 8166 3.4.2, 6.1: only DDP-eligible
+        /// items may be reduced; RFC 8267 4 names none in LOOKUP).
+        reduce_ineligible = "reduce-ineligible",
+        /// A long LOOKUP whose position-zero chunk leaves out the name's XDR pad (RFC 8166
+        /// 3.5.3: such chunks MUST include it).
+        long_call_unpadded = "long-call-unpadded",
+        /// A NULL call with rdma_vers 7 (RFC 8166 4.2.2: MUST be 1).
+        bad_version_call = "bad-version-call",
+        /// Ignore the limits a CONF_RDMA reply returns (RFC 5666 6.2: no inline call larger
+        /// than its maxcall_sendsize; with maxrdmaread 0, no call needing RDMA Read).
+        ignore_ccp_limits = "ignore-ccp-limits",
+        /// Take a reply returning chunks the call did not offer (a longer write segment, more
+        /// write chunks, a reply chunk) as the reply (RFC 8166 4.5: MUST discard).
+        accept_chunk_misuse = "accept-chunk-misuse",
+        /// Look for the responder's private data at offset 0 only (RFC 8797 5.2: it is searched
+        /// for at any offset).
+        private_data_offset_zero_only = "private-data-offset-zero-only",
+    }
+}
