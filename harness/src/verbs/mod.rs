@@ -245,7 +245,9 @@ pub struct VerbsConnection {
     regions: HashMap<u32, RegionEntry>,
     /// Regions whose window bind did not complete in time: kept until the connection goes.
     stuck: Vec<ffi::Region>,
-    pool: Vec<ffi::Mr>,
+    /// Registered buffers by size, smallest first: a Send or Receive takes the smallest that fits.
+    pool: std::collections::BTreeMap<usize, Vec<ffi::Mr>>,
+    pooled: usize,
     events: VecDeque<Event>,
     /// Completions of our RDMA Reads, Writes and window binds, by work-request id.
     done: HashMap<u64, (WcStatus, Option<ffi::Mr>)>,
@@ -277,7 +279,8 @@ impl VerbsConnection {
             peer_private_data: Vec::new(),
             regions: HashMap::new(),
             stuck: Vec::new(),
-            pool: Vec::new(),
+            pool: std::collections::BTreeMap::new(),
+            pooled: 0,
             events: VecDeque::new(),
             done: HashMap::new(),
             next_wr: 0,
@@ -296,18 +299,20 @@ impl VerbsConnection {
 
     /// A local buffer of at least `len` bytes.
     fn buffer(&mut self, len: usize) -> Result<ffi::Mr> {
-        if let Some(i) =
-            (0..self.pool.len()).filter(|&i| self.pool[i].size() >= len).min_by_key(|&i| self.pool[i].size())
-        {
-            return Ok(self.pool.swap_remove(i));
+        if let Some((_, free)) = self.pool.range_mut(len..).find(|(_, v)| !v.is_empty()) {
+            if let Some(mr) = free.pop() {
+                self.pooled -= 1;
+                return Ok(mr);
+            }
         }
         ffi::Mr::new(&self.pd, len.max(64), ffi::IBV_ACCESS_LOCAL_WRITE).map_err(|e| env_err("ibv_reg_mr", e))
     }
 
     fn recycle(&mut self, buf: Option<ffi::Mr>) {
         if let Some(b) = buf {
-            if self.pool.len() < POOL_MAX {
-                self.pool.push(b);
+            if self.pooled < POOL_MAX {
+                self.pooled += 1;
+                self.pool.entry(b.size()).or_default().push(b);
             }
         }
     }
