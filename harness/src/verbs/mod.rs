@@ -41,7 +41,10 @@
 
 #![deny(unsafe_code)]
 
+mod fabric;
 mod ffi;
+
+pub use fabric::Fabric;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -130,6 +133,24 @@ fn env_err(what: &str, e: std::io::Error) -> TransportError {
     TransportError::Environment(format!("{what}: {e}"))
 }
 
+/// rdma_connect's own failure. iWARP providers connect the TCP stream inside the call (siw's
+/// siw_connect()), so a port with no listener fails it with ECONNREFUSED (InfiniBand reports
+/// that later, as RDMA_CM_EVENT_REJECTED or _UNREACHABLE): the peer, not our environment.
+fn connect_err(addr: SocketAddr, e: std::io::Error) -> TransportError {
+    const PEER: [i32; 6] = [
+        111, // ECONNREFUSED
+        104, // ECONNRESET
+        110, // ETIMEDOUT
+        113, // EHOSTUNREACH
+        101, // ENETUNREACH
+        112, // EHOSTDOWN
+    ];
+    match e.raw_os_error() {
+        Some(n) if PEER.contains(&n) => TransportError::Unreachable(format!("rdma_connect {addr}: {e}")),
+        _ => env_err("rdma_connect", e),
+    }
+}
+
 fn ms_until(deadline: Instant) -> i32 {
     let left = deadline.saturating_duration_since(Instant::now());
     (left.as_millis() as i32).clamp(1, i32::MAX)
@@ -212,7 +233,7 @@ impl Connector for VerbsConnector {
             .map_err(|e| TransportError::Unreachable(format!("rdma_resolve_route {addr}: {e}")))?;
         expect_event(self.lib, &ch, ffi::cm_event::ROUTE_RESOLVED, "route resolution", deadline)?;
         let mut conn = VerbsConnection::setup(id)?;
-        conn.id.connect(private_data, params()).map_err(|e| env_err("rdma_connect", e))?;
+        conn.id.connect(private_data, params()).map_err(|e| connect_err(addr, e))?;
         let ev = expect_event(self.lib, &ch, ffi::cm_event::ESTABLISHED, "connect", deadline)?;
         conn.peer_private_data = ev.private_data;
         conn.up = true;
@@ -255,6 +276,7 @@ pub struct VerbsConnection {
     windows: Option<bool>,
     /// `RPCRDMA_VERBS_TRACE=1`: every completion and CM event on stderr.
     trace: bool,
+    fabric: Fabric,
 }
 
 impl VerbsConnection {
@@ -263,6 +285,7 @@ impl VerbsConnection {
         let ctx = id
             .context()
             .ok_or_else(|| TransportError::Environment("the CM id has no device after resolution".into()))?;
+        let (node, transport) = ctx.device_types();
         let pd = ffi::Pd::new(ctx).map_err(|e| env_err("ibv_alloc_pd", e))?;
         let cc = ffi::CompChannel::new(ctx).map_err(|e| env_err("ibv_create_comp_channel", e))?;
         let cq = ffi::Cq::new(ctx, CQ_ENTRIES, &cc).map_err(|e| env_err("ibv_create_cq", e))?;
@@ -284,7 +307,13 @@ impl VerbsConnection {
             told_down: false,
             windows,
             trace: std::env::var("RPCRDMA_VERBS_TRACE").is_ok_and(|v| v == "1"),
+            fabric: Fabric::from_device(node, transport),
         })
+    }
+
+    /// The fabric of the connection's device: what its completions guarantee.
+    pub fn fabric(&self) -> Fabric {
+        self.fabric
     }
 
     fn wr_id(&mut self, kind: u64) -> u64 {
