@@ -61,6 +61,9 @@ const SYSFS_DEVICES: &str = "/sys/class/infiniband";
 const CQ_ENTRIES: i32 = 4096;
 const MAX_SEND_WR: u32 = 512;
 const MAX_RECV_WR: u32 = 2048;
+/// How long an iWARP connection is left alone after ESTABLISHED before our first Send (see
+/// VerbsConnector::connect).
+const IWARP_SETTLE: Duration = Duration::from_millis(20);
 /// Local buffers kept for reuse.
 const POOL_MAX: usize = 256;
 
@@ -237,6 +240,14 @@ impl Connector for VerbsConnector {
         let ev = expect_event(self.lib, &ch, ffi::cm_event::ESTABLISHED, "connect", deadline)?;
         conn.peer_private_data = ev.private_data;
         conn.up = true;
+        if conn.fabric == Fabric::Iwarp {
+            // Linux siw's siw_accept() (drivers/infiniband/sw/siw/siw_cm.c) sends the MPA
+            // reply before it hands the socket to the QP (siw_qp_socket_assoc()); a first
+            // FPDU arriving in between meets siw_cm_llp_data_ready(), which ignores data in
+            // RDMA mode, and waits unread until the next one: the peer never sees our first
+            // message. Give the accepting side that moment.
+            std::thread::sleep(IWARP_SETTLE);
+        }
         Ok(Box::new(conn))
     }
 
@@ -654,6 +665,10 @@ impl Connection for VerbsConnection {
         Err(TransportError::Environment(
             "the peer's RDMA Reads and Writes of our memory cannot be observed over verbs".into(),
         ))
+    }
+
+    fn observes_invalidation(&self) -> bool {
+        self.fabric.names_invalidated_rkey()
     }
 
     fn is_valid(&self, region: &Region) -> bool {

@@ -130,6 +130,11 @@ fn as_if_no_private_data(ctx: &mut Ctx, private_data: &[u8], what: &str) -> Judg
         "with {what}: a plain Send for a READ offering a write chunk (R taken as zero), and no Send over 1024 bytes (sizes taken as 1024)"
     );
     let (reply, _) = read_into_fresh_chunk(ctx)?;
+    if !ctx.conn().observes_invalidation() {
+        // R cannot be seen here; the sizes are judged alone, and the verdict says so.
+        let want = format!("{want} (R not observable on this transport: sizes only)");
+        return no_send_over_1024(ctx, &want);
+    }
     if let Some(h) = reply.invalidated {
         return Err(Verdict::fail(&want, format!("Send With Invalidate of {h:#x}: R taken as set")));
     }
