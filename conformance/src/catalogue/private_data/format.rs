@@ -100,6 +100,10 @@ fn same_as_plain(ctx: &mut Ctx, variant: &[u8], what: &str) -> Judged {
     if lost {
         return Err(Verdict::fail(want, format!("{what}: {seen}")));
     }
+    if !seen.r_seen {
+        // The sizes can fail the check, but without R it cannot pass.
+        return Err(Verdict::unsupported(want, format!("{what}: {seen}")));
+    }
     Ok(Verdict::pass(want, format!("{what}: {seen}")))
 }
 

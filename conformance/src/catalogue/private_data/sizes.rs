@@ -131,9 +131,10 @@ fn as_if_no_private_data(ctx: &mut Ctx, private_data: &[u8], what: &str) -> Judg
     );
     let (reply, _) = read_into_fresh_chunk(ctx)?;
     if !ctx.conn().observes_invalidation() {
-        // R cannot be seen here; the sizes are judged alone, and the verdict says so.
-        let want = format!("{want} (R not observable on this transport: sizes only)");
-        return no_send_over_1024(ctx, &want);
+        // R cannot be seen here: the sizes can still fail the check, never pass it.
+        let v = no_send_over_1024(ctx, &want)?;
+        let got = format!("{}; whether R was taken as zero cannot be seen on this transport", v.actual);
+        return Err(Verdict::unsupported(v.expected, got));
     }
     if let Some(h) = reply.invalidated {
         return Err(Verdict::fail(&want, format!("Send With Invalidate of {h:#x}: R taken as set")));
