@@ -878,6 +878,17 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_or_unreachable_connect_is_the_peer() {
+        let at: SocketAddr = "10.55.1.1:7499".parse().unwrap();
+        for errno in [111, 104, 110, 113, 101, 112] {
+            let e = connect_err(at, std::io::Error::from_raw_os_error(errno));
+            assert!(matches!(e, TransportError::Unreachable(_)), "errno {errno}: {e}");
+        }
+        let e = connect_err(at, std::io::Error::from_raw_os_error(12)); // ENOMEM
+        assert!(matches!(e, TransportError::Environment(_)), "{e}");
+    }
+
+    #[test]
     fn resolves_literals_without_dns() {
         assert_eq!(resolve("10.55.0.1", 20049).unwrap(), "10.55.0.1:20049".parse().unwrap());
         assert_eq!(resolve("fe80::1", 7).unwrap(), "[fe80::1]:7".parse().unwrap());
