@@ -66,6 +66,18 @@ const _: () = assert!(offset_of!(IbvContextOps, req_notify_cq) == 96);
 const _: () = assert!(offset_of!(IbvContextOps, post_send) == 200);
 const _: () = assert!(offset_of!(IbvContextOps, post_recv) == 208);
 
+/// The head of struct ibv_device (verbs.h): two `_ops` pointers, then the node type
+/// (IBV_NODE_CA 1, IBV_NODE_RNIC 4, ...) and the transport type (IBV_TRANSPORT_IB 0,
+/// IBV_TRANSPORT_IWARP 1, ...).
+#[repr(C)]
+struct IbvDeviceHead {
+    _ops: [*mut c_void; 2],
+    node_type: c_int,
+    transport_type: c_int,
+}
+const _: () = assert!(offset_of!(IbvDeviceHead, node_type) == 16);
+const _: () = assert!(offset_of!(IbvDeviceHead, transport_type) == 20);
+
 #[repr(C)]
 struct IbvContext {
     device: *mut c_void,
@@ -1103,6 +1115,21 @@ impl Drop for CmId {
 pub struct Context {
     lib: &'static Lib,
     ctx: *mut IbvContext,
+}
+
+impl Context {
+    /// The device's (node type, transport type), as ibv_device holds them.
+    pub fn device_types(&self) -> (i32, i32) {
+        // SAFETY: `ctx` is a live context librdmacm keeps open; its `device` points to an
+        // ibv_device of the process-lifetime device list, whose head is IbvDeviceHead.
+        unsafe {
+            let dev = (*self.ctx).device as *const IbvDeviceHead;
+            if dev.is_null() {
+                return (0, 0);
+            }
+            ((*dev).node_type, (*dev).transport_type)
+        }
+    }
 }
 
 /// A protection domain.

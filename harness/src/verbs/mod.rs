@@ -41,7 +41,10 @@
 
 #![deny(unsafe_code)]
 
+mod fabric;
 mod ffi;
+
+pub use fabric::Fabric;
 
 use std::collections::{HashMap, VecDeque};
 use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
@@ -58,6 +61,9 @@ const SYSFS_DEVICES: &str = "/sys/class/infiniband";
 const CQ_ENTRIES: i32 = 4096;
 const MAX_SEND_WR: u32 = 512;
 const MAX_RECV_WR: u32 = 2048;
+/// How long an iWARP connection is left alone after ESTABLISHED before our first Send (see
+/// VerbsConnector::connect).
+const IWARP_SETTLE: Duration = Duration::from_millis(20);
 /// Local buffers kept for reuse.
 const POOL_MAX: usize = 256;
 /// How long [`VerbsConnection::pump`] polls before it sleeps on the completion channel.
@@ -132,6 +138,24 @@ fn env_err(what: &str, e: std::io::Error) -> TransportError {
     TransportError::Environment(format!("{what}: {e}"))
 }
 
+/// rdma_connect's own failure. iWARP providers connect the TCP stream inside the call (siw's
+/// siw_connect()), so a port with no listener fails it with ECONNREFUSED (InfiniBand reports
+/// that later, as RDMA_CM_EVENT_REJECTED or _UNREACHABLE): the peer, not our environment.
+fn connect_err(addr: SocketAddr, e: std::io::Error) -> TransportError {
+    const PEER: [i32; 6] = [
+        111, // ECONNREFUSED
+        104, // ECONNRESET
+        110, // ETIMEDOUT
+        113, // EHOSTUNREACH
+        101, // ENETUNREACH
+        112, // EHOSTDOWN
+    ];
+    match e.raw_os_error() {
+        Some(n) if PEER.contains(&n) => TransportError::Unreachable(format!("rdma_connect {addr}: {e}")),
+        _ => env_err("rdma_connect", e),
+    }
+}
+
 fn ms_until(deadline: Instant) -> i32 {
     let left = deadline.saturating_duration_since(Instant::now());
     (left.as_millis() as i32).clamp(1, i32::MAX)
@@ -204,6 +228,53 @@ impl VerbsConnector {
 
 impl Connector for VerbsConnector {
     fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+        // iWARP connects a TCP stream from the port RDMA-CM picked; that 4-tuple may still be
+        // in TIME_WAIT from an earlier connection (siw's rdma_connect then fails with
+        // EADDRINUSE or EADDRNOTAVAIL): a new id, and so a new port, goes on.
+        let mut tries = 0;
+        loop {
+            match self.connect_once(private_data, deadline) {
+                Err(Attempt::PortBusy(e)) if tries < 4 && Instant::now() < deadline => {
+                    tries += 1;
+                    if std::env::var("RPCRDMA_VERBS_TRACE").is_ok_and(|v| v == "1") {
+                        eprintln!("verbs: rdma_connect: {e}; again from another port");
+                    }
+                }
+                Err(Attempt::PortBusy(e)) => return Err(env_err("rdma_connect", e)),
+                Err(Attempt::Failed(e)) => return Err(e),
+                Ok(c) => return Ok(c),
+            }
+        }
+    }
+
+    fn describe(&self) -> String {
+        if self.host.contains(':') {
+            format!("verbs [{}]:{}", self.host, self.port)
+        } else {
+            format!("verbs {}:{}", self.host, self.port)
+        }
+    }
+}
+
+/// How one connect attempt failed.
+enum Attempt {
+    /// rdma_connect: the local port is taken (EADDRINUSE, EADDRNOTAVAIL).
+    PortBusy(std::io::Error),
+    Failed(TransportError),
+}
+
+impl From<TransportError> for Attempt {
+    fn from(e: TransportError) -> Attempt {
+        Attempt::Failed(e)
+    }
+}
+
+impl VerbsConnector {
+    fn connect_once(
+        &mut self,
+        private_data: &[u8],
+        deadline: Instant,
+    ) -> std::result::Result<Box<dyn Connection>, Attempt> {
         let addr = resolve(&self.host, self.port).map_err(TransportError::Unreachable)?;
         let ch = ffi::EventChannel::new(self.lib).map_err(|e| env_err("rdma_create_event_channel", e))?;
         let id = ffi::CmId::new(&ch).map_err(|e| env_err("rdma_create_id", e))?;
@@ -214,19 +285,22 @@ impl Connector for VerbsConnector {
             .map_err(|e| TransportError::Unreachable(format!("rdma_resolve_route {addr}: {e}")))?;
         expect_event(self.lib, &ch, ffi::cm_event::ROUTE_RESOLVED, "route resolution", deadline)?;
         let mut conn = VerbsConnection::setup(id)?;
-        conn.id.connect(private_data, params()).map_err(|e| env_err("rdma_connect", e))?;
+        conn.id.connect(private_data, params()).map_err(|e| match e.raw_os_error() {
+            Some(98 | 99) => Attempt::PortBusy(e), // EADDRINUSE, EADDRNOTAVAIL
+            _ => Attempt::Failed(connect_err(addr, e)),
+        })?;
         let ev = expect_event(self.lib, &ch, ffi::cm_event::ESTABLISHED, "connect", deadline)?;
         conn.peer_private_data = ev.private_data;
         conn.up = true;
-        Ok(Box::new(conn))
-    }
-
-    fn describe(&self) -> String {
-        if self.host.contains(':') {
-            format!("verbs [{}]:{}", self.host, self.port)
-        } else {
-            format!("verbs {}:{}", self.host, self.port)
+        if conn.fabric == Fabric::Iwarp {
+            // Linux siw's siw_accept() (drivers/infiniband/sw/siw/siw_cm.c) sends the MPA
+            // reply before it hands the socket to the QP (siw_qp_socket_assoc()); a first
+            // FPDU arriving in between meets siw_cm_llp_data_ready(), which ignores data in
+            // RDMA mode, and waits unread until the next one: the peer never sees our first
+            // message. Give the accepting side that moment.
+            std::thread::sleep(IWARP_SETTLE);
         }
+        Ok(Box::new(conn))
     }
 }
 
@@ -259,6 +333,7 @@ pub struct VerbsConnection {
     windows: Option<bool>,
     /// `RPCRDMA_VERBS_TRACE=1`: every completion and CM event on stderr.
     trace: bool,
+    fabric: Fabric,
 }
 
 impl VerbsConnection {
@@ -267,6 +342,7 @@ impl VerbsConnection {
         let ctx = id
             .context()
             .ok_or_else(|| TransportError::Environment("the CM id has no device after resolution".into()))?;
+        let (node, transport) = ctx.device_types();
         let pd = ffi::Pd::new(ctx).map_err(|e| env_err("ibv_alloc_pd", e))?;
         let cc = ffi::CompChannel::new(ctx).map_err(|e| env_err("ibv_create_comp_channel", e))?;
         let cq = ffi::Cq::new(ctx, CQ_ENTRIES, &cc).map_err(|e| env_err("ibv_create_cq", e))?;
@@ -289,7 +365,13 @@ impl VerbsConnection {
             told_down: false,
             windows,
             trace: std::env::var("RPCRDMA_VERBS_TRACE").is_ok_and(|v| v == "1"),
+            fabric: Fabric::from_device(node, transport),
         })
+    }
+
+    /// The fabric of the connection's device: what its completions guarantee.
+    pub fn fabric(&self) -> Fabric {
+        self.fabric
     }
 
     fn wr_id(&mut self, kind: u64) -> u64 {
@@ -663,6 +745,10 @@ impl Connection for VerbsConnection {
         ))
     }
 
+    fn observes_invalidation(&self) -> bool {
+        self.fabric.names_invalidated_rkey()
+    }
+
     fn is_valid(&self, region: &Region) -> bool {
         self.regions.get(&region.handle).is_some_and(|e| e.valid)
     }
@@ -825,6 +911,17 @@ mod tests {
         assert_eq!(wc_status(10), WcStatus::RemoteAccessError);
         assert_eq!(wc_status(4), WcStatus::LocalProtectionError);
         assert_eq!(wc_status(12), WcStatus::LocalProtectionError);
+    }
+
+    #[test]
+    fn a_refused_or_unreachable_connect_is_the_peer() {
+        let at: SocketAddr = "10.55.1.1:7499".parse().unwrap();
+        for errno in [111, 104, 110, 113, 101, 112] {
+            let e = connect_err(at, std::io::Error::from_raw_os_error(errno));
+            assert!(matches!(e, TransportError::Unreachable(_)), "errno {errno}: {e}");
+        }
+        let e = connect_err(at, std::io::Error::from_raw_os_error(12)); // ENOMEM
+        assert!(matches!(e, TransportError::Environment(_)), "{e}");
     }
 
     #[test]

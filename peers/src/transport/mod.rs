@@ -169,6 +169,13 @@ pub trait Connection: Send {
     /// What the peer did to our region, in order.
     fn accesses(&self, region: &Region) -> Result<Vec<RemoteAccess>>;
 
+    /// Whether a Send With Invalidate from the peer is reported as one ([`Event::Recv`]'s
+    /// `invalidated`). Not where the verbs provider drops it: rdma-core's siw provider
+    /// reports every receive as a plain Send (harness/src/verbs/fabric.rs).
+    fn observes_invalidation(&self) -> bool {
+        true
+    }
+
     /// Whether the region's R_key is still valid (not invalidated, not deregistered).
     fn is_valid(&self, region: &Region) -> bool;
 

@@ -40,12 +40,15 @@ struct Used {
     receive_size: bool,
     /// The peer used Send With Invalidate (it read our R bit).
     r_bit: bool,
+    /// Whether Send With Invalidate can be seen on this transport at all.
+    r_seen: bool,
 }
 
 impl std::fmt::Display for Used {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let yes = |b: bool| if b { "used" } else { "not used" };
-        write!(f, "receive size {}, R {}", yes(self.receive_size), yes(self.r_bit))
+        let r = if self.r_seen { yes(self.r_bit) } else { "not observable on this transport" };
+        write!(f, "receive size {}, R {r}", yes(self.receive_size))
     }
 }
 
@@ -78,7 +81,8 @@ fn observe_private_data(ctx: &mut Ctx, pd: &[u8]) -> Result<Used, Verdict> {
     call.writes = vec![vec![region.segment()]];
     let got = ctx.call(&call.msg());
     let (f, _) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail("a READ3 reply")?;
-    Ok(Used { receive_size, r_bit: f.invalidated.is_some() })
+    let r_seen = ctx.conn().observes_invalidation();
+    Ok(Used { receive_size, r_bit: f.invalidated.is_some(), r_seen })
 }
 
 /// Compares what the peer takes from our plain private data with what it takes from the
@@ -95,6 +99,10 @@ fn same_as_plain(ctx: &mut Ctx, variant: &[u8], what: &str) -> Judged {
     let lost = baseline.receive_size && !seen.receive_size || baseline.r_bit && !seen.r_bit;
     if lost {
         return Err(Verdict::fail(want, format!("{what}: {seen}")));
+    }
+    if !seen.r_seen {
+        // The sizes can fail the check, but without R it cannot pass.
+        return Err(Verdict::unsupported(want, format!("{what}: {seen}")));
     }
     Ok(Verdict::pass(want, format!("{what}: {seen}")))
 }

@@ -30,9 +30,20 @@ pub(super) fn read_into_fresh_chunk(ctx: &mut Ctx) -> Result<(Frame, u32), Verdi
     Ok((f.clone(), region.handle))
 }
 
+/// Send With Invalidate cannot be told from a plain Send on this connection: unsupported.
+pub(crate) fn unobservable(ctx: &mut Ctx, want: &str) -> Result<(), Verdict> {
+    if ctx.conn().observes_invalidation() {
+        return Ok(());
+    }
+    let got = "this transport does not report Send With Invalidate (rdma-core's siw provider reports every receive as a plain Send)";
+    Err(Verdict::unsupported(want, got))
+}
+
 pub(super) fn no_invalidate_without_r(ctx: &mut Ctx) -> Judged {
     let want = "a plain Send (we did not set R, so Send With Invalidate is not allowed)";
-    match read_with_r(ctx, false)?.0.invalidated {
+    let reply = read_with_r(ctx, false)?.0;
+    unobservable(ctx, want)?;
+    match reply.invalidated {
         None => Ok(Verdict::pass(want, "plain Send")),
         Some(h) => Err(Verdict::fail(want, format!("Send With Invalidate of {h:#x}"))),
     }
@@ -63,6 +74,7 @@ pub(super) fn invalidate_request_rkey(ctx: &mut Ctx) -> Judged {
         "plain Sends only: the responder's own private data clears R"
     };
     let second = read_into_fresh_chunk(ctx)?;
+    unobservable(ctx, want)?;
     let mut seen = Vec::new();
     for (i, (reply, key)) in [first, second].into_iter().enumerate() {
         let nth = ["first", "second"][i];

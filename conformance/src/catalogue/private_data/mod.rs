@@ -13,6 +13,7 @@ use rpcrdma_codec::check::KeyWord;
 
 use crate::engine::{Check, CheckInfo, Outcome};
 use format::*;
+pub(crate) use invalidation::unobservable;
 use invalidation::*;
 use sizes::*;
 

@@ -57,7 +57,9 @@ fn no_invalidate_after(ctx: &mut Ctx, notice: &[u8], op: &str) -> Judged {
     }
     let (f, h) = v2_answer(&got, xid).or_fail(want)?;
     rpc_reply_ok(f, h, xid).or_fail(want)?;
-    match f.invalidated {
+    let invalidated = f.invalidated;
+    crate::catalogue::private_data::unobservable(ctx, want)?;
+    match invalidated {
         Some(h) => Err(Verdict::fail(want, format!("Send With Invalidate of {h:#x} after REQREMINV false"))),
         None => Ok(Verdict::pass(want, "plain Send")),
     }
