@@ -59,7 +59,17 @@ pub fn run(args: ReplayArgs) -> i32 {
         eprintln!("error: cannot reach {}", target.describe());
         return EXIT_UNREACHABLE;
     }
-    let (hit, got, obs) = fuzz::replay(target.as_mut(), &repro, Timing { reply });
+    let (mut hit, mut got, obs) = fuzz::replay(target.as_mut(), &repro, Timing { reply });
+    // A peer can die slowly: NFS-Ganesha logs a backtrace from its SIGSEGV handler while its
+    // other threads still answer, so the liveness NULL sent right after the case is answered.
+    // For a crash reproducer, look again once the peer had time to die.
+    let mut late = false;
+    if !hit && repro.kind.class == fuzz::Class::Crash && obs.liveness == fuzz::Liveness::Answered {
+        std::thread::sleep(reply * 3);
+        if fuzz::execute::run(target.connector(), &probe, Timing { reply }, &[]).connect_failed.is_some() {
+            (hit, got, late) = (true, Some(repro.kind.clone()), true);
+        }
+    }
     println!(
         "replaying {} ({} message(s), found by seed {} against {}) against {}",
         args.file.display(),
@@ -69,6 +79,12 @@ pub fn run(args: ReplayArgs) -> i32 {
         target.describe()
     );
     println!("observed: {}", fuzz::describe(&obs));
+    if late {
+        println!(
+            "then: a new connection refused {:.1} s later (the peer went down after answering)",
+            (reply * 3).as_secs_f64()
+        );
+    }
     if hit {
         println!("REPRODUCED: {}", repro.kind);
         EXIT_FAILED
