@@ -22,6 +22,7 @@ pub mod run;
 pub mod serve;
 pub mod serve_fuzz;
 pub mod serve_kernel_log;
+pub mod serve_storm;
 pub mod signals;
 pub mod text;
 pub mod vectors_cmd;

@@ -220,6 +220,7 @@ pub fn run(args: ServeArgs) -> i32 {
     if let Some(log) = &scenario_log {
         log.attribute(&checks, &observed, &mut results);
     }
+    crate::serve_storm::judge(&checks, &observed, &mut results);
     let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();
     if !quiet {
         for (r, j) in results.iter().zip(&judged) {
