@@ -17,6 +17,7 @@ pub mod output;
 pub mod peer;
 pub mod peer_health;
 pub mod replay;
+pub mod replay_client;
 pub mod report;
 pub mod run;
 pub mod serve;

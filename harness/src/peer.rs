@@ -71,6 +71,7 @@ pub fn serve(
     grant: u32,
     scenarios: &[Scenario],
     reply_fuzz: Option<std::sync::Arc<rpcrdma_peers::responder::ReplyFuzz>>,
+    recorded_reply: Option<std::sync::Arc<rpcrdma_peers::responder::RecordedReply>>,
     idle: Duration,
     max_time: Duration,
     interrupt: &std::sync::atomic::AtomicBool,
@@ -90,7 +91,9 @@ pub fn serve(
         let listener = VerbsListener::bind(at).map_err(PeerError::Environment)?;
         // Only the plain responder fuzzes (`serve --fuzz` plays no scenario).
         let reply_fuzz = if scenario.is_none() { reply_fuzz.clone() } else { None };
-        let config = Config { credits: grant, observer: Some(log.clone()), scenario, reply_fuzz, ..Config::default() };
+        let recorded_reply = if scenario.is_none() { recorded_reply.clone() } else { None };
+        let config =
+            Config { credits: grant, observer: Some(log.clone()), scenario, reply_fuzz, recorded_reply, ..Config::default() };
         match scenario {
             None => crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr()),
             Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),

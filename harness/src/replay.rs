@@ -1,6 +1,7 @@
 //! `rpcrdma-harness replay FILE`: runs a fuzz reproducer again (against the embedded reference
 //! responder, or `--peer`) and says whether its finding reproduces: exit 1 when it does, 0
-//! when it does not.
+//! when it does not. A `serve --fuzz` finding is replayed toward a requester (`--listen`,
+//! [`crate::replay_client`]).
 
 use std::path::PathBuf;
 
@@ -27,6 +28,16 @@ pub struct ReplayArgs {
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
+    /// A `serve --fuzz` finding: serve on this address, answer the first call of the finding's
+    /// procedure with its recorded reply, and watch the requester's `--kernel-log`.
+    #[arg(long, value_name = "ADDR[:PORT]", conflicts_with_all = ["peer", "fault"])]
+    pub listen: Option<String>,
+    /// With --listen: stop when no requester has been connected for this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 15, requires = "listen")]
+    pub idle: u64,
+    /// With --listen: stop after this many seconds in any case.
+    #[arg(long, value_name = "SECS", default_value_t = 300, requires = "listen")]
+    pub max_time: u64,
 }
 
 pub fn run(args: ReplayArgs) -> i32 {
@@ -41,7 +52,38 @@ pub fn run(args: ReplayArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    let repro = match serde_json::from_str(&text).map_err(|e| e.to_string()).and_then(|v| Reproducer::from_json(&v)) {
+    let value: serde_json::Value = match serde_json::from_str(&text) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!("error: {}: not JSON: {e}", args.file.display());
+            return EXIT_USAGE;
+        }
+    };
+    if value.get("format").and_then(|f| f.as_str()) == Some(crate::replay_client::FORMAT) {
+        let Some(listen) = &args.listen else {
+            eprintln!("error: {} is a `serve --fuzz` finding: replay it toward a requester with --listen ADDR", args.file.display());
+            return EXIT_USAGE;
+        };
+        return match crate::replay_client::ClientFinding::from_json(&value) {
+            Ok(f) => crate::replay_client::run(
+                &args.file,
+                f,
+                listen,
+                args.watch.kernel_log.as_deref(),
+                std::time::Duration::from_secs(args.idle),
+                std::time::Duration::from_secs(args.max_time),
+            ),
+            Err(e) => {
+                eprintln!("error: {}: not a serve --fuzz finding: {e}", args.file.display());
+                EXIT_USAGE
+            }
+        };
+    }
+    if args.listen.is_some() {
+        eprintln!("error: --listen replays a `serve --fuzz` finding; {} is a fuzz reproducer (use --peer)", args.file.display());
+        return EXIT_USAGE;
+    }
+    let repro = match Reproducer::from_json(&value) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {}: not a reproducer: {e}", args.file.display());

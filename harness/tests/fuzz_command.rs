@@ -153,3 +153,28 @@ fn the_findings_in_the_repository_replay_and_not_against_the_reference_responder
     }
     assert!(n >= 2, "the reproducers in {} are gone", dir.display());
 }
+
+/// A `serve --fuzz` finding is replayed toward a requester (`--listen`), never with `--peer`;
+/// a fuzz reproducer never with `--listen`; and a kernel report needs the requester's log.
+#[test]
+fn a_client_finding_replays_only_toward_a_requester_with_its_kernel_log() {
+    let root = concat!(env!("CARGO_MANIFEST_DIR"), "/..");
+    let client = format!("{root}/docs/findings/linux-xprtrdma-frwr-unmap-sync-oops.json");
+    let server = format!("{root}/docs/findings/linux-svcxdr-init-decode-warn.json");
+    let run = |args: &[&str]| {
+        let out = harness().arg("replay").args(args).output().unwrap();
+        (out.status.code(), String::from_utf8_lossy(&out.stderr).into_owned())
+    };
+    let (code, err) = run(&[&client]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("is a `serve --fuzz` finding: replay it toward a requester with --listen"), "{err}");
+    let (code, err) = run(&[&server, "--listen", "127.0.0.1"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("is a fuzz reproducer (use --peer)"), "{err}");
+    let (code, err) = run(&[&client, "--listen", "127.0.0.1"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("give --kernel-log"), "{err}");
+    let (code, err) = run(&[&client, "--listen", "127.0.0.1", "--peer", "127.0.0.1"]);
+    assert_eq!(code, Some(2));
+    assert!(err.contains("cannot be used with"), "{err}");
+}

@@ -34,6 +34,8 @@ pub struct Config {
     pub scenario: Option<Scenario>,
     /// `serve --fuzz`: replace some replies with mutated copies.
     pub reply_fuzz: Option<Arc<ReplyFuzz>>,
+    /// `replay --listen`: a recorded reply sent once in place of one call's.
+    pub recorded_reply: Option<Arc<super::recorded::RecordedReply>>,
 }
 
 impl Default for Config {
@@ -51,6 +53,7 @@ impl Default for Config {
             handle_delay: Duration::ZERO,
             scenario: None,
             reply_fuzz: None,
+            recorded_reply: None,
         }
     }
 }

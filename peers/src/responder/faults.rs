@@ -295,3 +295,12 @@ mod tests {
         }
     }
 }
+
+impl super::Session<'_> {
+    /// Whether a crash-like fault takes the responder down on these chunk lists.
+    pub(super) fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
+        let f = &self.config.faults;
+        f.crash_on_many_write_chunks && chunks.writes.len() > CRASH_WRITE_CHUNKS
+            || f.crash_on_far_read_position && chunks.reads.segments().any(|s| s.position > CRASH_READ_POSITION)
+    }
+}

@@ -7,6 +7,7 @@ mod call;
 mod config;
 pub mod faults;
 mod misuse;
+pub mod recorded;
 pub mod reply_fuzz;
 pub mod script;
 mod stop;
@@ -27,6 +28,7 @@ use rpcrdma_codec::Profile;
 use config::receive_buffer;
 pub use config::Config;
 pub use faults::Faults;
+pub use recorded::RecordedReply;
 pub use reply_fuzz::ReplyFuzz;
 pub use script::Scenario;
 pub(crate) use stop::Stop;
@@ -367,6 +369,9 @@ impl<'a> Session<'a> {
     }
 
     pub(crate) fn send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
+        if let Some(sent) = self.send_recorded(msg) {
+            return sent;
+        }
         if let Some(fuzz) = &self.config.reply_fuzz {
             if let Some((mutated, how)) = fuzz.mutate(msg) {
                 let xid = msg.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
@@ -476,14 +481,8 @@ impl<'a> Session<'a> {
                 self.target = Some(fixed.xid);
             }
         }
+        self.note_recorded_target(fixed.xid, is_nomsg, msg.payload);
         self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)
-    }
-
-    /// Whether a crash-like fault takes the responder down on these chunk lists.
-    fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
-        let f = &self.config.faults;
-        f.crash_on_many_write_chunks && chunks.writes.len() > faults::CRASH_WRITE_CHUNKS
-            || f.crash_on_far_read_position && chunks.reads.segments().any(|s| s.position > faults::CRASH_READ_POSITION)
     }
 
     /// The error for a call that cannot be served: ERR_CHUNK, or RDMA2_ERR_BAD_HEADER (its

@@ -1,0 +1,121 @@
+//! `replay FINDING --listen ADDR`: a `serve --fuzz` finding (a mutated reply after which the
+//! requester's kernel logged a bug report) replayed toward a real requester. The reference
+//! responder serves on ADDR; its reply to the first inline call of the finding's RPC procedure
+//! is the recorded mutated reply (its XIDs made the new call's), once; the requester's kernel
+//! log (`--kernel-log`, `/dev/kmsg` on its machine) says whether the same report comes back.
+//! Mount and use the export from the requester while it runs.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use rpcrdma_conformance::fuzz::kernel_log::report_signatures;
+use rpcrdma_peers::responder::RecordedReply;
+use serde_json::Value;
+
+use crate::kernel_log::KernelLog;
+use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+
+pub const FORMAT: &str = "rpcrdma-serve-fuzz-finding/1";
+
+/// What a `serve --fuzz` finding file holds of use to a replay.
+#[derive(Debug)]
+pub struct ClientFinding {
+    /// `kernel-report: SIGNATURE`.
+    pub kind: String,
+    pub how: String,
+    pub call: Vec<u8>,
+    pub reply: Vec<u8>,
+}
+
+impl ClientFinding {
+    pub fn from_json(v: &Value) -> Result<ClientFinding, String> {
+        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string).ok_or(format!("no \"{k}\""));
+        let after = v.get("after_mutation").filter(|a| a.is_object()).ok_or("no \"after_mutation\" (the reply)")?;
+        let hex = |k: &str| text(after, k).and_then(|h| crate::input::parse_hex(&h).map_err(|e| format!("\"{k}\": {e}")));
+        Ok(ClientFinding { kind: text(v, "kind")?, how: text(after, "how")?, call: hex("call")?, reply: hex("reply")? })
+    }
+}
+
+/// Replays `finding` toward requesters on `listen`; exit 1 when its report comes back.
+pub fn run(file: &Path, finding: ClientFinding, listen: &str, kernel_log: Option<&Path>, idle: Duration, max_time: Duration) -> i32 {
+    let Some(want) = finding.kind.strip_prefix("kernel-report: ").map(str::to_string) else {
+        crate::errln!("error: {}: a finding of kind {:?} cannot be replayed toward a requester", file.display(), finding.kind);
+        return EXIT_USAGE;
+    };
+    let Some(log_path) = kernel_log else {
+        crate::errln!("error: the finding is a report of the requester's kernel: give --kernel-log (/dev/kmsg on its machine)");
+        return EXIT_USAGE;
+    };
+    let log = match KernelLog::follow(log_path) {
+        Ok(l) => l,
+        Err(e) => {
+            crate::errln!("error: --kernel-log {}: {e}", log_path.display());
+            return EXIT_USAGE;
+        }
+    };
+    let recorded = match RecordedReply::new(&finding.call, finding.reply) {
+        Ok(r) => Arc::new(r),
+        Err(e) => {
+            crate::errln!("error: {}: {e}", file.display());
+            return EXIT_USAGE;
+        }
+    };
+    let (prog, vers, proc_) = recorded.procedure;
+    println!(
+        "replaying {} ({}) toward requesters on {listen}: the reply to the first call of RPC program {prog} version {vers} procedure {proc_}, mutated ({})",
+        file.display(),
+        finding.kind,
+        finding.how
+    );
+    let served = crate::peer::serve(listen, 32, &[], None, Some(recorded.clone()), idle, max_time, &crate::signals::INTERRUPT);
+    let connections = match served {
+        Ok((obs, _)) => obs.len(),
+        Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    };
+    let lines = log.drain();
+    let seen: Vec<String> = report_signatures(&lines).into_iter().map(|(_, s)| s).collect();
+    if !recorded.played() {
+        println!("NOT REPRODUCED: no call of that procedure came ({connections} connection(s)); run the requester's workload while replay serves");
+        return EXIT_OK;
+    }
+    if seen.iter().any(|s| *s == want) {
+        for l in &lines {
+            println!("kernel: {l}");
+        }
+        println!("REPRODUCED: {}", finding.kind);
+        EXIT_FAILED
+    } else {
+        let got = if seen.is_empty() { "no kernel report".to_string() } else { seen.join(", ") };
+        println!("NOT REPRODUCED: expected {}, got {got} ({connections} connection(s))", finding.kind);
+        EXIT_OK
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_committed_client_finding_parses() {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/../docs/findings/linux-xprtrdma-frwr-unmap-sync-oops.json");
+        let v: Value = serde_json::from_str(&std::fs::read_to_string(path).expect("the finding")).expect("JSON");
+        assert_eq!(v["format"], FORMAT);
+        let f = ClientFinding::from_json(&v).expect("a client finding");
+        assert_eq!(f.kind, "kernel-report: BUG: kernel NULL pointer dereference in frwr_unmap_sync");
+        assert_eq!(f.how, "xid");
+        let r = RecordedReply::new(&f.call, f.reply).expect("the recorded call is an inline RPC call");
+        assert_eq!(r.procedure, (100003, 3, 6), "an NFSv3 READ");
+    }
+
+    #[test]
+    fn a_finding_without_its_reply_is_refused() {
+        let v = serde_json::json!({"format": FORMAT, "kind": "kernel-report: x", "after_mutation": null});
+        assert!(ClientFinding::from_json(&v).unwrap_err().contains("after_mutation"));
+        let v = serde_json::json!({"kind": "k", "after_mutation": {"how": "xid", "call": "zz", "reply": ""}});
+        assert!(ClientFinding::from_json(&v).unwrap_err().contains("\"call\""));
+    }
+}

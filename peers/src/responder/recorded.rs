@@ -1,0 +1,129 @@
+//! `replay --listen`: a reply recorded by `serve --fuzz` (a mutated reply after which the
+//! requester's kernel logged a bug report) sent again, once, in place of the reference
+//! responder's reply to the first inline call of the same RPC program, version and procedure;
+//! every word of it that held the recorded call's XID holds the new call's (so a mutated
+//! rdma_xid stays mutated).
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
+use rpcrdma_codec::v1::{Body, Message};
+use rpcrdma_codec::Profile;
+
+use super::{Session, Stop};
+use crate::observe;
+
+/// The recorded reply and the call it answered.
+#[derive(Debug)]
+pub struct RecordedReply {
+    /// The recorded call's RPC program, version and procedure.
+    pub procedure: (u32, u32, u32),
+    call_xid: u32,
+    reply: Vec<u8>,
+    played: AtomicBool,
+}
+
+impl RecordedReply {
+    /// From the recorded call (an RDMA_MSG carrying its RPC call inline) and the reply sent.
+    pub fn new(call: &[u8], reply: Vec<u8>) -> Result<RecordedReply, String> {
+        let m = Message::decode(call, &Profile::default()).map_err(|e| format!("the recorded call: {e}"))?;
+        if !matches!(m.header.body, Body::Msg(_)) {
+            return Err("the recorded call is not an RDMA_MSG with its RPC call inline".into());
+        }
+        match RpcMessage::decode(m.payload) {
+            Ok(RpcMessage { header: RpcHeader::Call(c), .. }) => Ok(RecordedReply {
+                procedure: (c.prog, c.vers, c.proc_),
+                call_xid: m.header.xid,
+                reply,
+                played: AtomicBool::new(false),
+            }),
+            _ => Err("the recorded call carries no RPC call".into()),
+        }
+    }
+
+    /// Whether the recorded reply has been sent.
+    pub fn played(&self) -> bool {
+        self.played.load(Ordering::SeqCst)
+    }
+
+    /// Whether this inline call is the one to answer with the recorded reply (once).
+    fn claims(&self, payload: &[u8]) -> bool {
+        match RpcMessage::decode(payload) {
+            Ok(RpcMessage { header: RpcHeader::Call(c), .. }) if (c.prog, c.vers, c.proc_) == self.procedure => {
+                !self.played.swap(true, Ordering::SeqCst)
+            }
+            _ => false,
+        }
+    }
+
+    /// The recorded reply for the call `xid`.
+    pub fn reply_for(&self, xid: u32) -> Vec<u8> {
+        let mut b = self.reply.clone();
+        for w in b.chunks_exact_mut(4) {
+            if w == self.call_xid.to_be_bytes() {
+                w.copy_from_slice(&xid.to_be_bytes());
+            }
+        }
+        b
+    }
+}
+
+impl Session<'_> {
+    /// A Version One call (`payload` inline unless `nomsg`): is its reply the recorded one?
+    pub(super) fn note_recorded_target(&mut self, xid: u32, nomsg: bool, payload: &[u8]) {
+        if !nomsg && self.config.recorded_reply.as_ref().is_some_and(|r| r.claims(payload)) {
+            self.target = Some(xid);
+        }
+    }
+
+    /// Sends the recorded reply if `msg` is the reply to the call it replaces; None otherwise.
+    pub(super) fn send_recorded(&mut self, msg: &[u8]) -> Option<Result<(), Stop>> {
+        let xid = self.target?;
+        let r = self.config.recorded_reply.clone()?;
+        if msg.get(..4) != Some(&xid.to_be_bytes()[..]) {
+            return None;
+        }
+        self.target = None;
+        self.observe(observe::Observed::Injected { scenario: "replay", xid });
+        Some(self.transmit(&r.reply_for(xid), None))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpcrdma_codec::rpc::CallHeader;
+    use rpcrdma_codec::v1::HeaderBuilder;
+    use rpcrdma_codec::xdr::Encode;
+
+    fn call(xid: u32, proc_: u32) -> Vec<u8> {
+        let rpc = CallHeader::new(xid, 100003, 3, proc_).encode_to_vec();
+        [HeaderBuilder::msg(xid, 32).encode_to_vec(), rpc].concat()
+    }
+
+    #[test]
+    fn the_first_call_of_the_procedure_gets_the_reply_with_its_xid() {
+        // A reply whose rdma_xid was mutated (0x0a0b0c0d) and whose RPC XID is the call's.
+        let reply = [0x0a0b_0c0d_u32, 1, 32, 0, 0, 0, 0, 0x1111_2222, 1, 0]
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect::<Vec<u8>>();
+        let r = RecordedReply::new(&call(0x1111_2222, 6), reply).expect("an RDMA_MSG READ call");
+        assert_eq!(r.procedure, (100003, 3, 6));
+        let payload = |xid, p| CallHeader::new(xid, 100003, 3, p).encode_to_vec();
+        assert!(!r.claims(&payload(5, 1)), "a GETATTR is not a READ");
+        assert!(r.claims(&payload(0x3333_4444, 6)));
+        assert!(r.played());
+        assert!(!r.claims(&payload(0x5555_6666, 6)), "played once");
+        let b = r.reply_for(0x3333_4444);
+        assert_eq!(&b[..4], &0x0a0b_0c0d_u32.to_be_bytes(), "the mutated rdma_xid stays");
+        assert_eq!(&b[28..32], &0x3333_4444_u32.to_be_bytes(), "the RPC XID is the new call's");
+    }
+
+    #[test]
+    fn a_call_that_is_not_an_inline_rpc_call_is_refused() {
+        assert!(RecordedReply::new(&[0; 8], Vec::new()).is_err());
+        let nomsg = HeaderBuilder::nomsg(1, 32).encode_to_vec();
+        assert!(RecordedReply::new(&nomsg, Vec::new()).is_err());
+    }
+}
