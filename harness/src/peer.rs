@@ -92,8 +92,14 @@ pub fn serve(
         // Only the plain responder fuzzes (`serve --fuzz` plays no scenario).
         let reply_fuzz = if scenario.is_none() { reply_fuzz.clone() } else { None };
         let recorded_reply = if scenario.is_none() { recorded_reply.clone() } else { None };
-        let config =
-            Config { credits: grant, observer: Some(log.clone()), scenario, reply_fuzz, recorded_reply, ..Config::default() };
+        let config = Config {
+            credits: grant,
+            observer: Some(log.clone()),
+            scenario,
+            reply_fuzz,
+            recorded_reply,
+            ..Config::default()
+        };
         match scenario {
             None => crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr()),
             Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),

@@ -61,7 +61,10 @@ pub fn run(args: ReplayArgs) -> i32 {
     };
     if value.get("format").and_then(|f| f.as_str()) == Some(crate::replay_client::FORMAT) {
         let Some(listen) = &args.listen else {
-            eprintln!("error: {} is a `serve --fuzz` finding: replay it toward a requester with --listen ADDR", args.file.display());
+            eprintln!(
+                "error: {} is a `serve --fuzz` finding: replay it toward a requester with --listen ADDR",
+                args.file.display()
+            );
             return EXIT_USAGE;
         };
         return match crate::replay_client::ClientFinding::from_json(&value) {
@@ -80,7 +83,10 @@ pub fn run(args: ReplayArgs) -> i32 {
         };
     }
     if args.listen.is_some() {
-        eprintln!("error: --listen replays a `serve --fuzz` finding; {} is a fuzz reproducer (use --peer)", args.file.display());
+        eprintln!(
+            "error: --listen replays a `serve --fuzz` finding; {} is a fuzz reproducer (use --peer)",
+            args.file.display()
+        );
         return EXIT_USAGE;
     }
     let repro = match Reproducer::from_json(&value) {

@@ -30,21 +30,36 @@ pub struct ClientFinding {
 
 impl ClientFinding {
     pub fn from_json(v: &Value) -> Result<ClientFinding, String> {
-        let text = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string).ok_or(format!("no \"{k}\""));
+        let text =
+            |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string).ok_or(format!("no \"{k}\""));
         let after = v.get("after_mutation").filter(|a| a.is_object()).ok_or("no \"after_mutation\" (the reply)")?;
-        let hex = |k: &str| text(after, k).and_then(|h| crate::input::parse_hex(&h).map_err(|e| format!("\"{k}\": {e}")));
+        let hex =
+            |k: &str| text(after, k).and_then(|h| crate::input::parse_hex(&h).map_err(|e| format!("\"{k}\": {e}")));
         Ok(ClientFinding { kind: text(v, "kind")?, how: text(after, "how")?, call: hex("call")?, reply: hex("reply")? })
     }
 }
 
 /// Replays `finding` toward requesters on `listen`; exit 1 when its report comes back.
-pub fn run(file: &Path, finding: ClientFinding, listen: &str, kernel_log: Option<&Path>, idle: Duration, max_time: Duration) -> i32 {
+pub fn run(
+    file: &Path,
+    finding: ClientFinding,
+    listen: &str,
+    kernel_log: Option<&Path>,
+    idle: Duration,
+    max_time: Duration,
+) -> i32 {
     let Some(want) = finding.kind.strip_prefix("kernel-report: ").map(str::to_string) else {
-        crate::errln!("error: {}: a finding of kind {:?} cannot be replayed toward a requester", file.display(), finding.kind);
+        crate::errln!(
+            "error: {}: a finding of kind {:?} cannot be replayed toward a requester",
+            file.display(),
+            finding.kind
+        );
         return EXIT_USAGE;
     };
     let Some(log_path) = kernel_log else {
-        crate::errln!("error: the finding is a report of the requester's kernel: give --kernel-log (/dev/kmsg on its machine)");
+        crate::errln!(
+            "error: the finding is a report of the requester's kernel: give --kernel-log (/dev/kmsg on its machine)"
+        );
         return EXIT_USAGE;
     };
     let log = match KernelLog::follow(log_path) {
@@ -68,7 +83,8 @@ pub fn run(file: &Path, finding: ClientFinding, listen: &str, kernel_log: Option
         finding.kind,
         finding.how
     );
-    let served = crate::peer::serve(listen, 32, &[], None, Some(recorded.clone()), idle, max_time, &crate::signals::INTERRUPT);
+    let served =
+        crate::peer::serve(listen, 32, &[], None, Some(recorded.clone()), idle, max_time, &crate::signals::INTERRUPT);
     let connections = match served {
         Ok((obs, _)) => obs.len(),
         Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {

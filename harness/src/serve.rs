@@ -25,6 +25,9 @@ pub struct ServeArgs {
     /// all by default. `--self-test` plays the scenarios of the checks selected.
     #[arg(value_name = "SELECTOR")]
     select: Vec<String>,
+    /// Leave out client checks matching this ID, prefix or group (repeatable).
+    #[arg(long, value_name = "SELECTOR")]
+    exclude: Vec<String>,
     /// Listen for requesters over RDMA verbs on ADDR[:PORT] (default port 20049).
     #[arg(long, value_name = "ADDR[:PORT]", conflicts_with = "self_test")]
     listen: Option<String>,
@@ -57,12 +60,22 @@ pub struct ServeArgs {
 
 /// The client checks the selectors name, in catalogue order (all when none is given); an
 /// error names a selector that matches no client check.
-pub fn select(selectors: &[String]) -> Result<Vec<&'static ClientCheck>, String> {
+pub fn select(selectors: &[String], exclude: &[String]) -> Result<Vec<&'static ClientCheck>, String> {
     let matches = |c: &ClientCheck, s: &str| crate::run::id_matches(c.info.id, c.info.groups, s);
-    if let Some(s) = selectors.iter().find(|s| !client::all().any(|c| matches(c, s))) {
+    if let Some(s) = selectors.iter().chain(exclude).find(|s| !client::all().any(|c| matches(c, s))) {
         return Err(format!("{s:?} matches no client check (see `rpcrdma-harness list`)"));
     }
-    Ok(client::all().filter(|c| selectors.is_empty() || selectors.iter().any(|s| matches(c, s))).collect())
+    let chosen: Vec<_> = client::all()
+        .filter(|c| selectors.is_empty() || selectors.iter().any(|s| matches(c, s)))
+        .filter(|c| !exclude.iter().any(|s| matches(c, s)))
+        .collect();
+    if chosen.is_empty() {
+        return Err(format!(
+            "the selection is empty: --exclude {} leaves out every client check",
+            exclude.join(" --exclude ")
+        ));
+    }
+    Ok(chosen)
 }
 
 /// The embedded reference requester's workload, once plainly (when a passive check is
@@ -139,7 +152,7 @@ pub fn run(args: ServeArgs) -> i32 {
         crate::errln!("error: give --listen ADDR[:PORT] or --self-test");
         return EXIT_USAGE;
     }
-    let checks = match select(&args.select) {
+    let checks = match select(&args.select, &args.exclude) {
         Ok(c) => c,
         Err(e) => {
             crate::errln!("error: {e}");
@@ -198,7 +211,16 @@ pub fn run(args: ServeArgs) -> i32 {
         let addr = args.listen.as_deref().unwrap_or_default();
         let scenarios = if session.is_some() { Vec::new() } else { client::scenarios_of(checks.iter().copied()) };
         let mutator = session.as_ref().map(|s| s.mutator.clone());
-        match crate::peer::serve(addr, args.grant, &scenarios, mutator, None, args.idle, args.max_time, &signals::INTERRUPT) {
+        match crate::peer::serve(
+            addr,
+            args.grant,
+            &scenarios,
+            mutator,
+            None,
+            args.idle,
+            args.max_time,
+            &signals::INTERRUPT,
+        ) {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 crate::errln!("error: {e}");

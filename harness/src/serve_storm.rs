@@ -57,9 +57,9 @@ fn storm(conns: &[&ObservedConnection]) -> Option<String> {
         return Some(format!("{} connections (more than {MAX_CONNECTIONS}: a reconnect storm)", conns.len()));
     }
     match worst {
-        Some((x, &n)) if n > MAX_SENDS_OF_ONE_CALL => {
-            Some(format!("the call {x:#010x} sent {n} times (more than {MAX_SENDS_OF_ONE_CALL}: retransmitted without end)"))
-        }
+        Some((x, &n)) if n > MAX_SENDS_OF_ONE_CALL => Some(format!(
+            "the call {x:#010x} sent {n} times (more than {MAX_SENDS_OF_ONE_CALL}: retransmitted without end)"
+        )),
         _ => None,
     }
 }
@@ -80,8 +80,9 @@ mod tests {
     #[test]
     fn reconnects_and_retransmissions_beyond_the_bounds_are_storms() {
         // 50 connections, each with a call of its own, and one call sent 10 times over five.
-        let calm: Vec<ObservedConnection> =
-            (0..MAX_CONNECTIONS).map(|i| conn(None, &if i < 5 { vec![7, 7, 1000] } else { vec![1000 + i as u32] })).collect();
+        let calm: Vec<ObservedConnection> = (0..MAX_CONNECTIONS)
+            .map(|i| conn(None, &if i < 5 { vec![7, 7, 1000] } else { vec![1000 + i as u32] }))
+            .collect();
         assert_eq!(storm(&calm.iter().collect::<Vec<_>>()), None);
         let many: Vec<ObservedConnection> = (0..=MAX_CONNECTIONS).map(|i| conn(None, &[i as u32])).collect();
         assert_eq!(
@@ -100,10 +101,8 @@ mod tests {
         let checks: Vec<&'static ClientCheck> = rpcrdma_conformance::catalogue::client::all().collect();
         let passive = checks.iter().position(|c| c.scenario.is_none()).expect("a passive check");
         let scenario = checks.iter().position(|c| c.scenario.is_some()).expect("a scenario check");
-        let pass = |c: &'static ClientCheck| CheckResult {
-            outcome: Outcome::Pass,
-            ..CheckResult::skipped(&c.info, "")
-        };
+        let pass =
+            |c: &'static ClientCheck| CheckResult { outcome: Outcome::Pass, ..CheckResult::skipped(&c.info, "") };
         let mut results: Vec<CheckResult> = checks.iter().map(|c| pass(c)).collect();
         let storm_on_plain: Vec<ObservedConnection> = (0..=MAX_CONNECTIONS).map(|i| conn(None, &[i as u32])).collect();
         judge(&checks, &storm_on_plain, &mut results);
