@@ -275,6 +275,15 @@ pub(super) fn claims_huge_segment_count(data: &[u8]) -> bool {
     word(p) == Some(1) && word(p + 4).is_some_and(|count| count > CRASH_SEGMENT_COUNT)
 }
 
+impl super::Session<'_> {
+    /// Whether a crash-like fault takes the responder down on these chunk lists.
+    pub(super) fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
+        let f = &self.config.faults;
+        f.crash_on_many_write_chunks && chunks.writes.len() > CRASH_WRITE_CHUNKS
+            || f.crash_on_far_read_position && chunks.reads.segments().any(|s| s.position > CRASH_READ_POSITION)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -293,14 +302,5 @@ mod tests {
         for n in Faults::CRASH_LIKE {
             assert!(Faults::NAMES.contains(n), "{n}");
         }
-    }
-}
-
-impl super::Session<'_> {
-    /// Whether a crash-like fault takes the responder down on these chunk lists.
-    pub(super) fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
-        let f = &self.config.faults;
-        f.crash_on_many_write_chunks && chunks.writes.len() > CRASH_WRITE_CHUNKS
-            || f.crash_on_far_read_position && chunks.reads.segments().any(|s| s.position > CRASH_READ_POSITION)
     }
 }
