@@ -60,6 +60,18 @@ pub fn resolve(host: &str, port: u16) -> Result<std::net::SocketAddr, PeerError>
         .ok_or_else(|| PeerError::Usage(format!("cannot resolve {host}: no address")))
 }
 
+/// What the plain responder (not a scenario's) sends in place of some of its replies.
+#[derive(Debug, Clone, Default)]
+pub enum Replacing {
+    /// Nothing: every reply is the reference responder's.
+    #[default]
+    Nothing,
+    /// `serve --fuzz`: mutated copies of some replies.
+    Mutated(std::sync::Arc<rpcrdma_peers::responder::ReplyFuzz>),
+    /// `replay --listen`: a recorded reply, once.
+    Recorded(std::sync::Arc<rpcrdma_peers::responder::RecordedReply>),
+}
+
 /// Serves requesters over verbs on `addr` with the reference responder granting `grant`
 /// credits, and plays each of `scenarios` on a responder of its own listening on the ports
 /// after `addr`'s (the first scenario on port + 1, and so on), so a requester mounted on a
@@ -70,8 +82,7 @@ pub fn serve(
     addr: &str,
     grant: u32,
     scenarios: &[Scenario],
-    reply_fuzz: Option<std::sync::Arc<rpcrdma_peers::responder::ReplyFuzz>>,
-    recorded_reply: Option<std::sync::Arc<rpcrdma_peers::responder::RecordedReply>>,
+    replacing: Replacing,
     idle: Duration,
     max_time: Duration,
     interrupt: &std::sync::atomic::AtomicBool,
@@ -89,9 +100,12 @@ pub fn serve(
         let mut at = ip;
         at.set_port(port + i as u16);
         let listener = VerbsListener::bind(at).map_err(PeerError::Environment)?;
-        // Only the plain responder fuzzes (`serve --fuzz` plays no scenario).
-        let reply_fuzz = if scenario.is_none() { reply_fuzz.clone() } else { None };
-        let recorded_reply = if scenario.is_none() { recorded_reply.clone() } else { None };
+        // Only the plain responder replaces replies (`serve --fuzz` plays no scenario).
+        let (reply_fuzz, recorded_reply) = match (&replacing, scenario) {
+            (Replacing::Mutated(m), None) => (Some(m.clone()), None),
+            (Replacing::Recorded(r), None) => (None, Some(r.clone())),
+            _ => (None, None),
+        };
         let config = Config {
             credits: grant,
             observer: Some(log.clone()),

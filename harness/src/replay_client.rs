@@ -83,8 +83,15 @@ pub fn run(
         finding.kind,
         finding.how
     );
-    let served =
-        crate::peer::serve(listen, 32, &[], None, Some(recorded.clone()), idle, max_time, &crate::signals::INTERRUPT);
+    let served = crate::peer::serve(
+        listen,
+        32,
+        &[],
+        crate::peer::Replacing::Recorded(recorded.clone()),
+        idle,
+        max_time,
+        &crate::signals::INTERRUPT,
+    );
     let connections = match served {
         Ok((obs, _)) => obs.len(),
         Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {

@@ -210,17 +210,11 @@ pub fn run(args: ServeArgs) -> i32 {
     } else {
         let addr = args.listen.as_deref().unwrap_or_default();
         let scenarios = if session.is_some() { Vec::new() } else { client::scenarios_of(checks.iter().copied()) };
-        let mutator = session.as_ref().map(|s| s.mutator.clone());
-        match crate::peer::serve(
-            addr,
-            args.grant,
-            &scenarios,
-            mutator,
-            None,
-            args.idle,
-            args.max_time,
-            &signals::INTERRUPT,
-        ) {
+        let replacing = session
+            .as_ref()
+            .map_or(crate::peer::Replacing::Nothing, |s| crate::peer::Replacing::Mutated(s.mutator.clone()));
+        match crate::peer::serve(addr, args.grant, &scenarios, replacing, args.idle, args.max_time, &signals::INTERRUPT)
+        {
             Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
             Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
                 crate::errln!("error: {e}");
