@@ -105,7 +105,7 @@ pub fn run(
         println!("NOT REPRODUCED: no call of that procedure came ({connections} connection(s)); run the requester's workload while replay serves");
         return EXIT_OK;
     }
-    if seen.iter().any(|s| *s == want) {
+    if seen.contains(&want) {
         for l in &lines {
             println!("kernel: {l}");
         }
