@@ -4,6 +4,7 @@
 //! cells differ are marked, and each cell carries what the peer did and, for an expected
 //! divergence, the profile's reason.
 
+use rpcrdma_conformance::catalogue::client;
 use std::collections::BTreeSet;
 use std::fmt::Write as _;
 use std::path::PathBuf;
@@ -97,10 +98,16 @@ impl Matrix {
         self.columns[col].cells.iter().find(|(id, _)| id == row).map(|(_, c)| c)
     }
 
-    /// Whether the configurations disagree on `row` (a missing cell counts as different).
+    /// Whether the configurations disagree on `row`. A missing cell counts as different in a
+    /// report of the same side (a server report without a server check), and not at all in a
+    /// report of the other side (a client report has no server checks to run).
     pub fn drifts(&self, row: &str) -> bool {
-        let statuses: BTreeSet<Option<&str>> =
-            (0..self.columns.len()).map(|i| self.cell(row, i).map(|c| c.status.as_str())).collect();
+        let side = |id: &str| client::all().any(|c| c.info.id == id);
+        let mine = (0..self.columns.len()).filter(|&i| {
+            let client_column = self.columns[i].cells.iter().any(|(id, _)| side(id));
+            client_column == side(row)
+        });
+        let statuses: BTreeSet<Option<&str>> = mine.map(|i| self.cell(row, i).map(|c| c.status.as_str())).collect();
         statuses.len() > 1
     }
 
@@ -305,6 +312,17 @@ mod tests {
         assert!(md.contains("| `x/1/a` | ✔ pass | ✔ pass |  |"), "{md}");
         assert!(md.contains("| `x/1/b` | ✘ fail | · | ≠ |"), "{md}");
         assert!(md.contains("3 checks, 2 configurations, 2 rows that differ."), "{md}");
+        // A client report beside them: the server rows it lacks do not drift; a client row
+        // one client report lacks does.
+        let c1 = client::all().next().expect("a client check").info.id;
+        let cc = column(&report(&[(c1, "pass", "ok", None)]), "c.json", Some("C")).unwrap();
+        let cd = column(&report(&[("x/1/a", "pass", "ok", None)]), "d.json", Some("D")).unwrap();
+        let both = Matrix::new(vec![column(&report(&[("x/1/a", "pass", "ok", None)]), "a.json", None).unwrap(), cc]);
+        assert!(!both.drifts("x/1/a"), "a server check missing from a client report");
+        assert!(!both.drifts(c1), "a client check missing from a server report");
+        let cc2 = column(&report(&[(c1, "pass", "ok", None)]), "c.json", Some("C")).unwrap();
+        let cc3 = column(&report(&[(c1, "fail", "no", None)]), "e.json", Some("E")).unwrap();
+        assert!(Matrix::new(vec![cd, cc2, cc3]).drifts(c1), "two client reports that differ");
         let html = m.html();
         assert_eq!(html.matches("<td class=\"cell").count(), 6);
         assert!(html.contains("title=\"bad &lt;b&gt;\""), "the actual text is escaped");
