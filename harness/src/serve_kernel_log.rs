@@ -9,7 +9,7 @@ use std::path::Path;
 use std::time::{Duration, Instant};
 
 use rpcrdma_conformance::catalogue::client::ClientCheck;
-use rpcrdma_conformance::engine::{Actual, CheckResult, Outcome};
+use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_conformance::fuzz::kernel_log::report_signatures;
 use rpcrdma_peers::observe::ObservedConnection;
 
@@ -71,18 +71,15 @@ fn windows(observed: &[ObservedConnection]) -> Vec<(&'static str, Duration, Opti
 /// A bug report in the scenario's kernel lines fails the check, whatever the wire showed.
 fn judge(result: &mut CheckResult, lines: &[String]) {
     let sigs: Vec<String> = report_signatures(lines).into_iter().map(|(_, s)| s).collect();
-    if sigs.is_empty() || matches!(result.outcome, Outcome::Skipped | Outcome::Error) {
-        return;
+    if !sigs.is_empty() {
+        result.fail_beside(&format!("the requester's kernel logged {}", sigs.join(", ")));
     }
-    let said = if result.outcome == Outcome::Fail { result.actual.to_string() } else { String::new() };
-    let sep = if said.is_empty() { "" } else { "; " };
-    result.actual = Actual::Note(format!("{said}{sep}the requester's kernel logged {}", sigs.join(", ")));
-    result.outcome = Outcome::Fail;
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rpcrdma_conformance::engine::{Actual, Outcome};
     use rpcrdma_peers::observe::Observed;
 
     fn conn(scenario: Option<&'static str>, at_ms: u64) -> ObservedConnection {

@@ -9,7 +9,7 @@
 use std::collections::HashMap;
 
 use rpcrdma_conformance::catalogue::client::ClientCheck;
-use rpcrdma_conformance::engine::{Actual, CheckResult, Outcome};
+use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_peers::observe::{Observed, ObservedConnection};
 
 /// More connections than this from one group (a scenario's port, or the plain one) is a storm:
@@ -30,13 +30,8 @@ pub fn judge(checks: &[&'static ClientCheck], observed: &[ObservedConnection], r
     for (check, result) in checks.iter().zip(results.iter_mut()) {
         let group = check.scenario.map(|s| s.name());
         let Some(what) = storms.get(&group) else { continue };
-        if matches!(result.outcome, Outcome::Skipped | Outcome::Error) {
-            continue;
-        }
-        let said = if result.outcome == Outcome::Fail { format!("{}; ", result.actual) } else { String::new() };
         let on = group.map_or("the plain responder".to_string(), |g| format!("scenario {g}"));
-        result.actual = Actual::Note(format!("{said}the conversation with {on} did not progress: {what}"));
-        result.outcome = Outcome::Fail;
+        result.fail_beside(&format!("the conversation with {on} did not progress: {what}"));
     }
 }
 
@@ -67,6 +62,7 @@ fn storm(conns: &[&ObservedConnection]) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rpcrdma_conformance::engine::Outcome;
     use std::time::Duration;
 
     fn conn(scenario: Option<&'static str>, xids: &[u32]) -> ObservedConnection {

@@ -188,6 +188,19 @@ pub struct CheckResult {
 }
 
 impl CheckResult {
+    /// A failure found beside the check's own verdict (the peer's log, how the conversation
+    /// went): the result fails, a failure's own reason kept first. A check that was not run
+    /// or broke stays as it is: nothing was judged to fail.
+    pub fn fail_beside(&mut self, why: &str) {
+        if matches!(self.outcome, Outcome::Skipped | Outcome::Error) {
+            return;
+        }
+        let said = if self.outcome == Outcome::Fail { self.actual.to_string() } else { String::new() };
+        let sep = if said.is_empty() { "" } else { "; " };
+        self.actual = Actual::Note(format!("{said}{sep}{why}"));
+        self.outcome = Outcome::Fail;
+    }
+
     /// A result for a check that did not run.
     pub fn skipped(check: &'static CheckInfo, why: &str) -> Self {
         CheckResult {
