@@ -43,21 +43,54 @@ impl KeyWord {
 }
 
 /// A rule of the spec, with its stable ID and the requirement quoted.
+///
+/// Every rule is one of the codec's tables ([`rules`], [`crate::v2::rules`],
+/// [`crate::rtrext::rules`]): a [`Violations`] stores a rule as its place in those tables.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Rule {
     pub id: &'static str,
     pub key_word: KeyWord,
     pub requirement: &'static str,
+    /// The table (bits 5 and 6) and the place in it (bits 0 to 4): see [`Rule::at`].
+    index: u8,
+}
+
+/// The tables of rules, in the order of [`Rule`]'s index.
+const TABLES: [&[Rule]; 3] = [rules::ALL, crate::v2::rules::ALL, crate::rtrext::rules::ALL];
+
+impl Rule {
+    /// The rule at `place` in table `table` of [`TABLES`] (used by [`rule_table!`]).
+    pub(crate) const fn new(
+        id: &'static str,
+        key_word: KeyWord,
+        requirement: &'static str,
+        table: u8,
+        place: u8,
+    ) -> Rule {
+        assert!(table < 3 && place < 32, "a rule table holds at most 32 rules");
+        Rule { id, key_word, requirement, index: table << 5 | place }
+    }
+
+    /// The rule with this index.
+    #[inline]
+    fn at(index: u8) -> &'static Rule {
+        &TABLES[(index >> 5) as usize][(index & 31) as usize]
+    }
 }
 
 /// Declares a `rules` module of [`Rule`] constants and their list `ALL`, with the doc comment
-/// given first: `rule_table! { "doc"; NAME = "id", KeyWord, "requirement"; ... }`.
+/// and the table's number in [`TABLES`] given first:
+/// `rule_table! { "doc", 0; NAME = "id", KeyWord, "requirement"; ... }`.
 macro_rules! rule_table {
-    ($doc:literal; $($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
+    ($doc:literal, $table:literal; $($name:ident = $id:literal, $kw:ident, $req:literal;)*) => {
         #[doc = $doc]
         pub mod rules {
             use $crate::check::{KeyWord, Rule};
-            $(pub const $name: Rule = Rule { id: $id, key_word: KeyWord::$kw, requirement: $req };)*
+            /// Each rule's place in `ALL`.
+            #[allow(non_camel_case_types, clippy::upper_case_acronyms)]
+            #[repr(u8)]
+            enum Place { $($name),* }
+            $(pub const $name: Rule = Rule::new($id, KeyWord::$kw, $req, $table, Place::$name as u8);)*
             pub const ALL: &[Rule] = &[$($name),*];
         }
     };
@@ -65,7 +98,7 @@ macro_rules! rule_table {
 pub(crate) use rule_table;
 
 rule_table! {
-    "Every rule [`check`](super::check) can report.";
+    "Every rule [`check`](super::check) can report.", 0;
     SHORT_HEADER = "rfc8166/4.5/short-header", Must,
         "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message.";
     ERROR_FROM_REQUESTER = "rfc8166/4.2.4/error-from-requester", MustNot,
@@ -256,81 +289,82 @@ fn check_read_list(reads: &ReadList<'_>, is_msg: bool, inline_len: usize, report
     }
 }
 
-/// One stored violation, packed (24 bytes instead of the 40 of a [`Violation`]): a
-/// [`Violations`] is returned by value, so its size is what a caller pays to receive it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-struct Slot {
-    rule: Option<&'static Rule>,
-    value: u64,
-    /// The byte offset; offsets past `u32::MAX - 1` are stored as `u32::MAX - 1`.
-    offset: u32,
-    /// Bit 0: `value` is present; bit 1: `offset` is present.
-    has: u8,
-}
-
-impl Slot {
-    const EMPTY: Slot = Slot { rule: None, value: 0, offset: 0, has: 0 };
-
-    #[inline]
-    fn pack(v: Violation) -> Slot {
-        Slot {
-            rule: Some(v.rule),
-            value: v.value.unwrap_or(0),
-            offset: v.offset.map_or(0, |o| o.min(u32::MAX as usize - 1) as u32),
-            has: v.value.is_some() as u8 | (v.offset.is_some() as u8) << 1,
-        }
-    }
-
-    #[inline]
-    fn unpack(&self) -> Option<Violation> {
-        Some(Violation {
-            rule: self.rule?,
-            value: (self.has & 1 != 0).then_some(self.value),
-            offset: (self.has & 2 != 0).then_some(self.offset as usize),
-        })
-    }
-}
-
 /// Up to [`Violations::CAPACITY`] violations, collected without allocating.
-#[derive(Debug, Clone, Copy)]
+///
+/// A `Violations` is returned by value, so its size is what a caller pays to receive it: it
+/// stores each violation in 9 bytes (the rule as its index in the codec's tables, the value
+/// and the offset as 32-bit words), 80 bytes in all. Values and offsets past `u32::MAX` are
+/// kept as `u32::MAX` (every value a rule reports is a 32-bit field, a count or a length).
+#[derive(Clone, Copy)]
 pub struct Violations {
-    items: [Slot; Violations::CAPACITY],
-    len: u32,
+    /// Each violation's rule ([`Rule`]'s index), in the order reported.
+    rules: [u8; Violations::CAPACITY],
+    values: [u32; Violations::CAPACITY],
+    offsets: [u32; Violations::CAPACITY],
+    /// Bit i: violation i has a value.
+    has_value: u8,
+    /// Bit i: violation i has an offset.
+    has_offset: u8,
+    len: u8,
     /// Violations that did not fit.
-    pub overflow: usize,
+    overflow: u32,
 }
 
 impl Default for Violations {
     #[inline]
     fn default() -> Self {
-        Violations { items: [Slot::EMPTY; Self::CAPACITY], len: 0, overflow: 0 }
+        Self::EMPTY
     }
+}
+
+/// `v` as a 32-bit word, `u32::MAX` for anything larger.
+#[inline(always)]
+fn word32<T: TryInto<u32>>(v: T) -> u32 {
+    v.try_into().unwrap_or(u32::MAX)
 }
 
 impl Violations {
     pub const CAPACITY: usize = 8;
 
+    /// No violations.
+    pub const EMPTY: Violations = Violations {
+        rules: [0; Self::CAPACITY],
+        values: [0; Self::CAPACITY],
+        offsets: [0; Self::CAPACITY],
+        has_value: 0,
+        has_offset: 0,
+        len: 0,
+        overflow: 0,
+    };
+
     /// Runs [`check`] and collects what it reports.
     #[inline]
     pub fn of(msg: &Message<'_>, role: Role) -> Violations {
-        let mut v = Violations::default();
+        let mut v = Violations::EMPTY;
         check(msg, role, |x| v.push(x));
         v
     }
 
-    /// Adds a violation (counted in `overflow` past the capacity).
+    /// Adds a violation (counted in [`Violations::overflow`] past the capacity).
+    #[inline]
     pub fn push(&mut self, v: Violation) {
-        if (self.len as usize) < Self::CAPACITY {
-            self.items[self.len as usize] = Slot::pack(v);
-            self.len += 1;
-        } else {
-            self.overflow += 1;
-        }
+        self.rule(v.rule, v.value, v.offset);
     }
 
     /// Adds a violation of `rule`.
+    #[inline]
     pub(crate) fn rule(&mut self, rule: &'static Rule, value: Option<u64>, offset: Option<usize>) {
-        self.push(Violation { rule, value, offset });
+        let i = self.len as usize;
+        if i < Self::CAPACITY {
+            self.rules[i] = rule.index;
+            self.values[i] = value.map_or(0, word32);
+            self.offsets[i] = offset.map_or(0, word32);
+            self.has_value |= (value.is_some() as u8) << i;
+            self.has_offset |= (offset.is_some() as u8) << i;
+            self.len += 1;
+        } else {
+            self.overflow = self.overflow.saturating_add(1);
+        }
     }
 
     pub fn len(&self) -> usize {
@@ -341,14 +375,38 @@ impl Violations {
         self.len == 0
     }
 
+    /// Violations reported past [`Violations::CAPACITY`], not stored.
+    pub fn overflow(&self) -> usize {
+        self.overflow as usize
+    }
+
     /// The violations in the order they were reported (by value: they are stored packed).
     pub fn iter(&self) -> impl Iterator<Item = Violation> + '_ {
-        self.items[..self.len as usize].iter().filter_map(Slot::unpack)
+        (0..self.len as usize).map(|i| Violation {
+            rule: Rule::at(self.rules[i]),
+            value: (self.has_value >> i & 1 != 0).then_some(self.values[i] as u64),
+            offset: (self.has_offset >> i & 1 != 0).then_some(self.offsets[i] as usize),
+        })
     }
 
     /// Whether a rule with this ID was reported.
     pub fn contains(&self, id: &str) -> bool {
         self.iter().any(|v| v.rule.id == id)
+    }
+}
+
+impl fmt::Debug for Violations {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Violations").field("items", &IterDebug(self)).field("overflow", &self.overflow).finish()
+    }
+}
+
+/// The stored violations as a list, for [`Violations`]'s `Debug`.
+struct IterDebug<'v>(&'v Violations);
+
+impl fmt::Debug for IterDebug<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.0.iter()).finish()
     }
 }
 
@@ -428,6 +486,43 @@ mod tests {
         let got = ids(&b, Role::Reply);
         assert!(got.contains(&"rfc8166/4.3.1/reads-in-reply"), "{got:?}");
         assert!(got.contains(&"rfc8166/3.5.3/reply-chunk-in-msg-reply"), "{got:?}");
+    }
+
+    #[test]
+    fn every_rule_is_found_by_its_index() {
+        let mut n = 0;
+        for table in TABLES {
+            for r in table {
+                assert_eq!(Rule::at(r.index), r, "{}", r.id);
+                n += 1;
+            }
+        }
+        assert_eq!(n, rules::ALL.len() + crate::v2::rules::ALL.len() + crate::rtrext::rules::ALL.len());
+    }
+
+    #[test]
+    fn violations_keep_what_was_pushed_in_order_and_count_the_rest() {
+        let mut v = Violations::EMPTY;
+        let all: std::vec::Vec<&'static Rule> = TABLES.iter().flat_map(|t| t.iter()).collect();
+        let pushed: std::vec::Vec<Violation> = (0..11)
+            .map(|i| Violation {
+                rule: all[(i * 7) % all.len()],
+                value: (i % 2 == 0).then_some(i as u64 * 1000 + 1),
+                offset: (i % 3 != 0).then_some(i * 4 + 2),
+            })
+            .collect();
+        for x in &pushed {
+            v.push(*x);
+        }
+        assert_eq!(v.len(), Violations::CAPACITY);
+        assert_eq!(v.overflow(), 3);
+        assert_eq!(v.iter().collect::<std::vec::Vec<_>>(), pushed[..Violations::CAPACITY]);
+        // Past 32 bits: kept as u32::MAX.
+        let mut w = Violations::EMPTY;
+        w.push(Violation { rule: &rules::VERS_RANGE, value: Some(1 << 40), offset: Some(usize::MAX) });
+        let got = w.iter().next().unwrap();
+        assert_eq!((got.value, got.offset), (Some(u32::MAX as u64), Some(u32::MAX as usize)));
+        assert!(w.contains("rfc8166/4.5.1/vers-range") && !w.contains("rfc8166/4.5/short-header"));
     }
 
     #[test]

@@ -197,6 +197,46 @@ fn decode_check_and_encode_allocate_nothing_on_any_vector() {
     assert!(vectors >= 250, "only {vectors} vectors");
 }
 
+/// The builders' encodings (the fast paths and, in a buffer too short, the `Writer` path and
+/// its error) and the violations of a message with every kind of list, reported past the
+/// capacity, allocate nothing.
+#[test]
+fn builders_and_overflowing_violations_allocate_nothing() {
+    let reads = [
+        rpcrdma_codec::chunk::ReadSegment::new(6, 1, 4096, 0x1000),
+        rpcrdma_codec::chunk::ReadSegment::new(10, 2, 8, 0x2000),
+    ];
+    let seg = [Segment::new(3, 4096, 0x3000), Segment::new(4, 4096, 0x4000), Segment::new(5, 8, 0x5000)];
+    let writes: [&[Segment]; 2] = [&seg[..2], &seg];
+    let builders = [
+        v1::HeaderBuilder::msg(1, 32).read_list(&reads[..1]).write_list(&writes[..1]),
+        v1::HeaderBuilder::nomsg(1, 32).read_list(&reads).write_list(&writes).reply_chunk(&seg),
+        v1::HeaderBuilder::err_vers(1, 1, 1, 1, 1),
+        v1::HeaderBuilder::msg(1, 32).raw_body(&[0, 0, 0, 7]),
+    ];
+    let mut out = vec![0u8; 512];
+    let p = Profile::default();
+    for b in builders {
+        let len = b.encoded_len();
+        let (r, n) = allocations(|| (b.encode(&mut out), b.encode(&mut out[..len - 1])));
+        assert_eq!(n, 0, "{b:?}: {n} allocations");
+        assert_eq!(r.0, Ok(len));
+        assert!(r.1.is_err());
+    }
+    // Five unaligned positions in an RDMA_MSG: more violations than the capacity.
+    let mut w = vec![7, 1, 0, 0];
+    for i in 0..5 {
+        w.extend_from_slice(&[1, 4 * i + 1, 1, 8, 0, 0]);
+    }
+    w.extend_from_slice(&[0, 0, 0, 8, 0]);
+    let b = words(&w);
+    let m = v1::Message::decode(&b, &p).unwrap();
+    let (v, n) = allocations(|| Violations::of(&m, Role::Reply));
+    assert_eq!(n, 0, "{n} allocations");
+    assert_eq!(v.len(), Violations::CAPACITY);
+    assert!(v.overflow() > 0, "{v:?}");
+}
+
 // ------------------------------------------------------------------------------------------
 // Hostile inputs
 

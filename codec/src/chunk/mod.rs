@@ -15,8 +15,10 @@ pub const SEGMENT_LEN: usize = 16;
 /// Bytes of a read-list entry: discriminator, position and a plain segment ("1 PHLOO").
 pub const READ_ENTRY_LEN: usize = 4 + 4 + SEGMENT_LEN;
 
-/// A plain RDMA segment (RFC 8166 3.4.3, `xdr_rdma_segment`).
+/// A plain RDMA segment (RFC 8166 3.4.3, `xdr_rdma_segment`). Laid out as on the wire
+/// (handle, length, offset), so that encoding reads handle and length as one word.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[repr(C)]
 pub struct Segment {
     /// The R_key (steering tag) of the registered memory.
     pub handle: u32,
@@ -57,8 +59,10 @@ impl Segment {
     /// Writes the 16 bytes of the segment in place.
     #[inline(always)]
     pub fn write_to(&self, b: &mut [u8; SEGMENT_LEN]) {
-        b[0..4].copy_from_slice(&self.handle.to_be_bytes());
-        b[4..8].copy_from_slice(&self.length.to_be_bytes());
+        // Handle and length as one 64-bit word in memory order (one load), byte-swapped and its
+        // halves exchanged: handle, then length, each big-endian.
+        let hl = (self.length as u64) << 32 | self.handle as u64;
+        b[0..8].copy_from_slice(&hl.swap_bytes().rotate_left(32).to_le_bytes());
         b[8..16].copy_from_slice(&self.offset.to_be_bytes());
     }
 }
@@ -74,6 +78,14 @@ pub struct ReadSegment {
 impl ReadSegment {
     pub const fn new(position: u32, handle: u32, length: u32, offset: u64) -> Self {
         ReadSegment { position, target: Segment::new(handle, length, offset) }
+    }
+
+    /// Writes the read-list entry "1 P HLOO" (discriminator included) in place.
+    #[inline(always)]
+    pub(crate) fn write_entry(&self, e: &mut [u8; READ_ENTRY_LEN]) {
+        let (d, seg) = e.split_last_chunk_mut::<SEGMENT_LEN>().expect("24 > 16");
+        d.copy_from_slice(&(1u64 << 32 | self.position as u64).to_be_bytes());
+        self.target.write_to(seg);
     }
 
     /// Reads an entry (discriminator included) from 24 bytes known to be present.
@@ -410,63 +422,68 @@ pub(crate) fn word(buf: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
+/// The big-endian word of four bytes.
+#[inline(always)]
+fn be(b: &[u8; 4]) -> u32 {
+    u32::from_be_bytes(*b)
+}
+
 impl<'a> ChunkLists<'a> {
-    /// The fast path of [`ChunkLists::decode`]: the three lists starting at `at` in `buf`,
-    /// and where they end; None for anything malformed (the caller then runs the precise
-    /// decoder, which says what and where). One bounds check per entry, no error values.
-    #[inline]
-    pub(crate) fn scan(buf: &'a [u8], at: usize) -> Option<(ChunkLists<'a>, usize)> {
-        let mut pos = at;
+    /// The fast path of [`ChunkLists::decode`]: the three lists at the start of `lists`, and
+    /// the bytes after them; None for anything malformed (the caller then runs the precise
+    /// decoder, which says what and where). One length comparison per entry, each proving
+    /// the entry and the next discriminator present; no error values.
+    #[inline(always)]
+    pub(crate) fn scan(lists: &'a [u8]) -> Option<(ChunkLists<'a>, &'a [u8])> {
         // Read list: "1 PHLOO" entries of 24 bytes, then 0.
-        let reads_start = pos;
-        loop {
-            match word(buf, pos)? {
-                0 => break,
-                1 if buf.len() - pos >= 4 + READ_ENTRY_LEN => pos += READ_ENTRY_LEN,
-                _ => return None,
-            }
+        let mut rest = lists;
+        let mut d = be(rest.first_chunk::<4>()?);
+        while d == 1 {
+            let (e, _) = rest.split_first_chunk::<{ READ_ENTRY_LEN + 4 }>()?;
+            d = be(e[READ_ENTRY_LEN..].first_chunk::<4>().expect("4 bytes"));
+            rest = &rest[READ_ENTRY_LEN..];
         }
-        let reads = ReadList { entries: &buf[reads_start..pos] };
-        pos += 4;
+        if d != 0 {
+            return None;
+        }
+        let reads = ReadList { entries: &lists[..lists.len() - rest.len()] };
         // Write list: "1 N HLOO*N" entries, then 0.
-        let writes_start = pos;
+        let writes_start = rest.get(4..)?;
+        let mut rest = writes_start;
+        let mut d = be(rest.first_chunk::<4>()?);
         let mut count = 0;
-        loop {
-            match word(buf, pos)? {
-                0 => break,
-                1 => {
-                    let n = word(buf, pos + 4)? as u64;
-                    let len = 8 + n * SEGMENT_LEN as u64;
-                    if (buf.len() - pos) as u64 <= len {
-                        return None;
-                    }
-                    pos += len as usize;
-                    count += 1;
-                }
-                _ => return None,
+        while d == 1 {
+            let (h, _) = rest.split_first_chunk::<8>()?;
+            let n = be(h[4..].first_chunk::<4>().expect("4 bytes")) as u64;
+            // The entry and the next discriminator (u64: no count overflows it).
+            let len = 8 + n * SEGMENT_LEN as u64;
+            if (rest.len() as u64) < len + 4 {
+                return None;
             }
+            rest = &rest[len as usize..];
+            d = be(rest.first_chunk::<4>()?);
+            count += 1;
         }
-        let writes = WriteList { entries: &buf[writes_start..pos], count };
-        pos += 4;
+        if d != 0 {
+            return None;
+        }
+        let writes = WriteList { entries: &writes_start[..writes_start.len() - rest.len()], count };
         // Reply chunk: 0, or "1 N HLOO*N".
-        let reply = match word(buf, pos)? {
-            0 => {
-                pos += 4;
-                None
-            }
+        let (h, _) = rest.split_first_chunk::<8>()?;
+        match be(h[4..].first_chunk::<4>().expect("4 bytes")) {
+            0 => Some((ChunkLists { reads, writes, reply: None }, &rest[8..])),
             1 => {
-                let n = word(buf, pos + 4)? as u64;
+                let (h, tail) = rest.split_first_chunk::<12>()?;
+                let n = be(h[8..].first_chunk::<4>().expect("4 bytes")) as u64;
                 let len = n * SEGMENT_LEN as u64;
-                if ((buf.len() - pos - 8) as u64) < len {
+                if (tail.len() as u64) < len {
                     return None;
                 }
-                let start = pos + 8;
-                pos = start + len as usize;
-                Some(WriteChunk { segments: &buf[start..pos] })
+                let (segments, payload) = tail.split_at(len as usize);
+                Some((ChunkLists { reads, writes, reply: Some(WriteChunk { segments }) }, payload))
             }
-            _ => return None,
-        };
-        Some((ChunkLists { reads, writes, reply }, pos))
+            _ => None,
+        }
     }
 }
 

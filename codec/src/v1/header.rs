@@ -89,36 +89,46 @@ impl<'a> Message<'a> {
     /// Decodes a Version One header at the start of `buf`.
     #[inline]
     pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
-        match Self::scan(buf) {
-            Some(m) => Ok(m),
-            None => Self::decode_precise(buf, profile),
-        }
+        Self::fast_or(buf, Ok, || Self::decode_precise(buf, profile))
+    }
+
+    /// The fast path alone: None where [`Message::decode`] runs the precise decoder.
+    #[cfg(test)]
+    pub(super) fn scan(buf: &'a [u8]) -> Option<Message<'a>> {
+        Self::fast_or(buf, Some, || None)
     }
 
     /// The fast path for the common forms (RDMA_MSG, RDMA_NOMSG, ERR_VERS, ERR_CHUNK): one
-    /// pass, one bounds check per word or entry, no error values. None sends the input to the
-    /// precise decoder, which accepts exactly the same messages and says what is wrong with the
-    /// others.
-    #[inline]
-    pub(super) fn scan(buf: &'a [u8]) -> Option<Message<'a>> {
-        let fixed = buf.get(..field::BODY)?;
-        let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
-        if w(field::VERS) != VERSION {
-            return None;
+    /// pass, one bounds check per word or entry, no error values; `found` gets the message,
+    /// built once, where the caller returns it (a scan returning an `Option<Message>` made
+    /// the caller copy it into its `Result`). Anything else goes to `otherwise`: the precise
+    /// decoder, which accepts exactly the same messages and says what is wrong with the others.
+    #[inline(always)]
+    fn fast_or<R>(buf: &'a [u8], found: impl FnOnce(Message<'a>) -> R, otherwise: impl FnOnce() -> R) -> R {
+        'fast: {
+            let Some(fixed) = buf.first_chunk::<{ field::BODY }>() else { break 'fast };
+            let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
+            if w(field::VERS) != VERSION {
+                break 'fast;
+            }
+            let nomsg = match w(field::PROC) {
+                0 => false,
+                1 => true,
+                4 => match Self::scan_error(buf, w(field::XID), w(field::CREDIT)) {
+                    Some(m) => return found(m),
+                    None => break 'fast,
+                },
+                _ => break 'fast,
+            };
+            let Some((chunks, payload)) = ChunkLists::scan(&buf[field::BODY..]) else { break 'fast };
+            let body = if nomsg { Body::NoMsg(chunks) } else { Body::Msg(chunks) };
+            return found(Message {
+                header: Header { xid: w(field::XID), vers: VERSION, credit: w(field::CREDIT), body },
+                payload_offset: buf.len() - payload.len(),
+                payload,
+            });
         }
-        let nomsg = match w(field::PROC) {
-            0 => false,
-            1 => true,
-            4 => return Self::scan_error(buf, w(field::XID), w(field::CREDIT)),
-            _ => return None,
-        };
-        let (chunks, end) = ChunkLists::scan(buf, field::BODY)?;
-        let body = if nomsg { Body::NoMsg(chunks) } else { Body::Msg(chunks) };
-        Some(Message {
-            header: Header { xid: w(field::XID), vers: VERSION, credit: w(field::CREDIT), body },
-            payload_offset: end,
-            payload: &buf[end..],
-        })
+        otherwise()
     }
 
     /// The fast path for RDMA_ERROR with ERR_VERS or ERR_CHUNK.
@@ -142,6 +152,8 @@ impl<'a> Message<'a> {
 
     /// The field-by-field decoder: the reference for what decodes, and the source of every
     /// error's field, offset and kind.
+    #[cold]
+    #[inline(never)]
     pub(super) fn decode_precise(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
         let mut r = Reader::new(buf);
         let xid = r.u32("rdma_xid")?;

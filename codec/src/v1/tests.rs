@@ -18,10 +18,56 @@ fn chunkless_msg_is_28_bytes() {
     assert!(matches!(m.header.body, Body::Msg(c) if c.is_empty()));
 }
 
+/// Headers of every list shape up to three read entries, three write chunks of up to three
+/// segments and a reply chunk of up to three, as the builder writes them, with 4 bytes of
+/// payload.
+fn shapes() -> std::vec::Vec<std::vec::Vec<u8>> {
+    let reads = [ReadSegment::new(8, 1, 5, 0x10), ReadSegment::new(8, 2, 7, 0x20), ReadSegment::new(20, 3, 9, 0x30)];
+    let seg = [Segment::new(3, 8192, 0x30), Segment::new(4, 4, 0x40), Segment::new(5, 0, u64::MAX)];
+    let chunks: [&[Segment]; 4] = [&seg[..0], &seg[..1], &seg[..2], &seg[..3]];
+    let mut out = std::vec::Vec::new();
+    for r in 0..=3 {
+        for w in 0..=3 {
+            let writes: std::vec::Vec<&[Segment]> = (0..w).map(|i| chunks[(i + r) % 4]).collect();
+            for reply in [None, Some(0), Some(1), Some(2), Some(3)] {
+                for nomsg in [false, true] {
+                    let b = if nomsg { HeaderBuilder::nomsg(7, 32) } else { HeaderBuilder::msg(7, 32) };
+                    let b = b.read_list(&reads[..r]).write_list(&writes);
+                    let b = match reply {
+                        Some(n) => b.reply_chunk(&seg[..n]),
+                        None => b,
+                    };
+                    let mut v = std::vec![0u8; b.encoded_len()];
+                    let mut w = Writer::new(&mut v);
+                    b.write(&mut w).unwrap();
+                    v.extend_from_slice(&[0, 0, 0, 7]);
+                    out.push(v);
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The fast path and the precise decoder accept the same inputs with the same result.
 #[test]
 fn fast_path_agrees_with_the_precise_decoder() {
     let mut cases: std::vec::Vec<std::vec::Vec<u8>> = std::vec::Vec::new();
+    for v in shapes() {
+        assert!(Message::scan(&v).is_some(), "the fast path takes {v:?}");
+        for cut in 0..v.len() {
+            cases.push(v[..cut].to_vec());
+        }
+        // Each discriminator and count of the lists made 2, then huge.
+        for at in (16..v.len() - 4).step_by(4) {
+            for x in [2u32, 0x8000_0001] {
+                let mut m = v.clone();
+                m[at..at + 4].copy_from_slice(&x.to_be_bytes());
+                cases.push(m);
+            }
+        }
+        cases.push(v);
+    }
     let full = words(&[
         7, 1, 32, 0, 1, 44, 0x100, 4096, 0, 0x1000, 0, 1, 2, 0x200, 4096, 0, 0x2000, 0x201, 4096, 0, 0x3000, 0, 1, 1,
         0x300, 512, 0, 0x4000, 7, 0,
@@ -135,6 +181,55 @@ fn builder_writes_what_decoder_reads() {
     assert_eq!(c.reads.segments().next(), Some(reads[0]));
     assert_eq!(c.writes.len(), 1);
     assert_eq!(c.reply.unwrap().length(), 8192);
+}
+
+/// The builder's fast path writes what the `Writer` path writes for every list shape, and
+/// leaves every buffer too short to the `Writer` path (whose error says how many bytes).
+#[test]
+fn builder_fast_path_matches_the_writer_for_every_shape() {
+    let reads = [ReadSegment::new(8, 1, 5, 0x10), ReadSegment::new(8, 2, 7, 0x20), ReadSegment::new(20, 3, 9, 0x30)];
+    let seg = [Segment::new(3, 8192, 0x30), Segment::new(4, 4, 0x40), Segment::new(5, 0, u64::MAX)];
+    let chunks: [&[Segment]; 4] = [&seg[..0], &seg[..1], &seg[..2], &seg[..3]];
+    let mut n_shapes = 0;
+    for r in 0..=3 {
+        for w in 0..=3 {
+            let writes: std::vec::Vec<&[Segment]> = (0..w).map(|i| chunks[(i + r) % 4]).collect();
+            for reply in [None, Some(0), Some(1), Some(2), Some(3)] {
+                let b = HeaderBuilder::msg(0x0102_0304, 0x0506_0708).read_list(&reads[..r]).write_list(&writes);
+                let b = match reply {
+                    Some(n) => b.reply_chunk(&seg[..n]),
+                    None => b,
+                };
+                let mut slow = [0u8; 512];
+                let mut wr = Writer::new(&mut slow);
+                b.write(&mut wr).unwrap();
+                let want = wr.written().to_vec();
+                let mut fast = [0u8; 512];
+                assert_eq!(b.encode(&mut fast), Ok(want.len()), "{b:?}");
+                assert_eq!(&fast[..want.len()], &want[..], "{b:?}");
+                for short in 0..want.len() {
+                    let mut s = std::vec![0u8; short];
+                    let mut wr = Writer::new(&mut slow[..short]);
+                    let e = b.write(&mut wr).unwrap_err();
+                    assert_eq!(b.encode(&mut s), Err(e), "{b:?} in {short} bytes");
+                }
+                n_shapes += 1;
+            }
+        }
+    }
+    assert_eq!(n_shapes, 4 * 4 * 5);
+}
+
+#[test]
+fn raw_body_stays_whatever_the_order() {
+    let body = [0u8, 0, 0, 9];
+    let a = HeaderBuilder::err_chunk(1, 1).raw_body(&body).raw_error_code(5);
+    let b = HeaderBuilder::err_chunk(1, 1).raw_error_code(5).raw_body(&body);
+    let (mut x, mut y) = ([0u8; 32], [0u8; 32]);
+    assert_eq!(a.encode(&mut x), Ok(20));
+    assert_eq!(b.encode(&mut y), Ok(20));
+    assert_eq!(x, y);
+    assert_eq!(&x[16..20], &body);
 }
 
 #[test]

@@ -6,7 +6,7 @@ use super::types::{field, MsgType};
 use crate::check::{Role, Violations};
 
 crate::check::rule_table! {
-    "Version Two base rules [`check`](fn@super::check) can report (IDs `v2-01/<section>/<slug>`).";
+    "Version Two base rules [`check`](fn@super::check) can report (IDs `v2-01/<section>/<slug>`).", 1;
     MSG_WITHOUT_PAYLOAD = "v2-01/4.2.1/msg-without-payload", Must,
         "When the rdma_proc field has the value RDMA2_MSG, an RPC Payload Stream MUST follow the Transport Header Stream in the Send buffer.";
     ERROR_WITH_PAYLOAD = "v2-01/4.2.1/error-with-payload", MustNot,

@@ -164,10 +164,7 @@ impl<'a> Message<'a> {
     /// Decodes a Version Two header at the start of `buf`.
     #[inline]
     pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
-        match super::scan::optional(buf, profile) {
-            Some(m) => Ok(m),
-            None => Self::decode_precise(buf, profile),
-        }
+        super::scan::optional_or(buf, profile, Ok, || Self::decode_precise(buf, profile))
     }
 
     /// The field-by-field decoder: the reference for what decodes, and the source of every

@@ -52,46 +52,62 @@ impl<'a> Words<'a> {
 }
 
 /// The scan of an RDMA2_OPTIONAL message; None for any other message.
-#[inline(always)]
+#[cfg(test)]
 pub(super) fn optional<'a>(buf: &'a [u8], profile: &Profile) -> Option<Message<'a>> {
-    let fixed = buf.first_chunk::<{ field::OPTINFO }>()?;
-    let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
-    if w(field::VERS) != VERSION || Proc(w(field::PROC)) != Proc::RDMA2_OPTIONAL {
-        return None;
+    optional_or(buf, profile, Some, || None)
+}
+
+/// The scan of an RDMA2_OPTIONAL message: `found` gets the message, built once where the
+/// caller returns it (a scan returning an `Option<Message>` made the caller copy it into its
+/// `Result`); any other message goes to `otherwise`.
+#[inline(always)]
+pub(super) fn optional_or<'a, R>(
+    buf: &'a [u8],
+    profile: &Profile,
+    found: impl FnOnce(Message<'a>) -> R,
+    otherwise: impl FnOnce() -> R,
+) -> R {
+    'fast: {
+        let Some(fixed) = buf.first_chunk::<{ field::OPTINFO }>() else { break 'fast };
+        let w = |i: usize| u32::from_be_bytes([fixed[i], fixed[i + 1], fixed[i + 2], fixed[i + 3]]);
+        if w(field::VERS) != VERSION || Proc(w(field::PROC)) != Proc::RDMA2_OPTIONAL {
+            break 'fast;
+        }
+        if profile.v2_envelope != V2Envelope::Draft01 {
+            break 'fast;
+        }
+        let dir = MsgType(w(field::BODY));
+        if !dir.is_known() {
+            break 'fast;
+        }
+        let opttype = w(field::OPTTYPE);
+        let len = w(field::OPTINFO_LEN) as usize;
+        let Some(data) = field::OPTINFO.checked_add(len).and_then(|e| buf.get(field::OPTINFO..e)) else { break 'fast };
+        // The pad: the length fits the buffer, so rounding it up cannot overflow.
+        let end = field::OPTINFO + round_up4(len);
+        let Some(payload) = buf.get(end..) else { break 'fast };
+        let combined = profile.rtrext_opttypes == RtrextOpttypes::Combined;
+        let info = if combined && opttype == xcharext::ROPT_INITXCH {
+            let Some(op) = initxch(data, profile) else { break 'fast };
+            OptInfo::Xchar(xcharext::Op::InitXch(op))
+        } else if opttype == OpKind::XmtReq.opttype(profile.rtrext_opttypes) {
+            let Some(op) = xmtreq(data) else { break 'fast };
+            OptInfo::Rtr(rtrext::Op::XmtReq(op))
+        } else {
+            break 'fast;
+        };
+        return found(Message {
+            header: Header {
+                xid: w(field::XID),
+                vers: VERSION,
+                credit: w(field::CREDIT),
+                body: Body::Optional(Optional { dir: Some(dir), opttype, info }),
+            },
+            payload_offset: end,
+            payload,
+        });
     }
-    if profile.v2_envelope != V2Envelope::Draft01 {
-        return None;
-    }
-    let dir = MsgType(w(field::BODY));
-    if !dir.is_known() {
-        return None;
-    }
-    let opttype = w(field::OPTTYPE);
-    let len = w(field::OPTINFO_LEN) as usize;
-    let data = buf.get(field::OPTINFO..field::OPTINFO.checked_add(len)?)?;
-    // The pad: the length fits the buffer, so rounding it up cannot overflow.
-    let end = field::OPTINFO + round_up4(len);
-    if end > buf.len() {
-        return None;
-    }
-    let combined = profile.rtrext_opttypes == RtrextOpttypes::Combined;
-    let info = if combined && opttype == xcharext::ROPT_INITXCH {
-        OptInfo::Xchar(xcharext::Op::InitXch(initxch(data, profile)?))
-    } else if opttype == OpKind::XmtReq.opttype(profile.rtrext_opttypes) {
-        OptInfo::Rtr(rtrext::Op::XmtReq(xmtreq(data)?))
-    } else {
-        return None;
-    };
-    Some(Message {
-        header: Header {
-            xid: w(field::XID),
-            vers: VERSION,
-            credit: w(field::CREDIT),
-            body: Body::Optional(Optional { dir: Some(dir), opttype, info }),
-        },
-        payload_offset: end,
-        payload: &buf[end..],
-    })
+    otherwise()
 }
 
 /// `optinfo_initxch` filling `data` exactly, every xcharval one word long and valid.

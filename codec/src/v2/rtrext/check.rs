@@ -9,7 +9,7 @@ use crate::v2::types::MsgType;
 // Semantic checks
 
 crate::check::rule_table! {
-    "Rules [`check`](super::check) can report (IDs `rtrext-03/<section>/<slug>`).";
+    "Rules [`check`](super::check) can report (IDs `rtrext-03/<section>/<slug>`).", 2;
     RESULT_TYPE_IN_REQUEST = "rtrext-03/6.2/result-type-in-request", MustNot,
         "The cases for XMPTYPE_TOOSHORT and XMPTYPE_NOITEM are only valid in responses (Table 1: xmdp_loc in request, Sem. Invalid).";
     NO_LOCATION = "rtrext-03/7.3/no-location", Must,
