@@ -136,6 +136,9 @@ impl Session<'_> {
         self.reply(&c, outcome, chunks, framing)
     }
 
+    /// Answers a processed call (RFC 8166 3.5): the results placed in the write list, the
+    /// rest framed inline, and the reply sent inline or through the reply chunk. Each stage
+    /// is the faithful rule; the fault switches bend the plan in `faults.rs`.
     fn reply(
         &mut self,
         call: &CallHeader<'_>,
@@ -145,181 +148,133 @@ impl Session<'_> {
     ) -> Result<(), Stop> {
         let xid = call.xid;
         let faults = self.config.faults.clone();
-        let (rpc_header, results) = match outcome {
-            None => (ReplyHeader::denied(xid, Rejected::RpcMismatch { low: 2, high: 2 }), UlpResults::default()),
-            Some(UlpOutcome::Success(r)) => (ReplyHeader::accepted(xid, AcceptStat::Success), r),
-            Some(UlpOutcome::ProgUnavail) => {
-                (ReplyHeader::accepted(xid, AcceptStat::ProgUnavail), UlpResults::default())
-            }
-            Some(UlpOutcome::ProgMismatch { low, high }) => {
-                (ReplyHeader::accepted(xid, AcceptStat::ProgMismatch { low, high }), UlpResults::default())
-            }
-            Some(UlpOutcome::ProcUnavail) => {
-                (ReplyHeader::accepted(xid, AcceptStat::ProcUnavail), UlpResults::default())
-            }
-            Some(UlpOutcome::GarbageArgs) if faults.drop_garbage_args => return Ok(()),
-            Some(UlpOutcome::GarbageArgs) => {
-                (ReplyHeader::accepted(xid, AcceptStat::GarbageArgs), UlpResults::default())
-            }
-            Some(UlpOutcome::SystemErr) => (ReplyHeader::accepted(xid, AcceptStat::SystemErr), UlpResults::default()),
-        };
-        let mut results = results;
-        if faults.reduce_ineligible_results
-            && results.ddp.is_none()
-            && results.head.len() > 4
-            && !chunks.writes.is_empty()
-        {
-            let rest = results.head.split_off(4);
-            results.ddp = Some(rest);
+        if matches!(outcome, Some(UlpOutcome::GarbageArgs)) && faults.drop_garbage_args {
+            return Ok(());
         }
+        let (rpc_header, mut results) = reply_body(xid, outcome);
+        faults.reduce_ineligible(&mut results, chunks);
         let deadline = Instant::now() + self.deadline_step;
+        let Some(placed) = self.place_write_list(&results, chunks, deadline, &faults)? else {
+            // RFC 8166 4.5.3: a write chunk too small; nothing is written past it.
+            return self.call_error(xid, framing);
+        };
+        let (mut payload, pad_at) = inline_payload(&rpc_header, &results, &placed.reduced, &faults);
+        let write_refs: Vec<&[Segment]> = placed.echo.iter().map(|v| v.as_slice()).collect();
+        let offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
+        let header_len =
+            self.reply_header(framing, false, xid, 0, &write_refs, offered.as_deref(), payload.len()).len();
+        // RFC 8166 3.3.2: the threshold is the largest message conveyed inline.
+        let fits = faults.bend_fits_inline(
+            header_len + payload.len() <= self.reply_inline,
+            header_len + payload.len(),
+            self.reply_inline,
+        );
+        let invalidate = self.invalidate_key(chunks);
+        match (fits, offered) {
+            (true, offered) => {
+                // An offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
+                let zeroed = faults
+                    .inline_reply_chunk_echo(offered.as_deref())
+                    .unwrap_or_else(|| offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect()));
+                let mut out =
+                    self.reply_header(framing, false, xid, self.grant(), &write_refs, zeroed.as_deref(), payload.len());
+                out.extend_from_slice(&payload);
+                self.send(&out, invalidate)
+            }
+            // rtrext-03 4.2: a call sent with ROPT_XMTREQ may get its reply in a group.
+            (false, None) if framing == Framing::V2Xmt && v2::send_group(self, xid, &payload)? => Ok(()),
+            // Too long for inline and no reply chunk: nothing can carry the reply.
+            (false, None) => self.call_error(xid, framing),
+            (false, Some(offered)) => {
+                faults.unpad_reply_chunk_payload(&mut payload, pad_at);
+                self.long_reply(xid, framing, &write_refs, &offered, payload, invalidate, deadline, &faults)
+            }
+        }
+    }
 
-        // Write list: the k-th DDP-eligible item goes into the k-th write chunk, an empty
-        // chunk keeping its item inline (RFC 8166 4.3.2.1, 4.3.2.3; RFC 8267 6.4.1); every
-        // chunk is echoed with the lengths actually written, unused ones with zeros.
-        let items: Vec<Vec<u8>> = results.items().map(|(d, _)| d.to_vec()).collect();
-        let mut write_echo: Vec<Vec<Segment>> = Vec::new();
-        // The length of each item reduced into a write chunk; None for those left inline.
-        let mut reduced: Vec<Option<usize>> = vec![None; items.len()];
+    /// The write list (RFC 8166 4.3.2.1, 4.3.2.3; RFC 8267 6.4.1): the k-th DDP-eligible item
+    /// RDMA-Written into the k-th write chunk, an empty chunk keeping its item inline, every
+    /// chunk echoed with the lengths written (unused ones with zeros). None when an item is
+    /// longer than its chunk.
+    fn place_write_list(
+        &mut self,
+        results: &UlpResults,
+        chunks: &ChunkLists<'_>,
+        deadline: Instant,
+        faults: &Faults,
+    ) -> Result<Option<Placed>, Stop> {
+        let items: Vec<&[u8]> = results.items().map(|(d, _)| d).collect();
+        let mut placed = Placed { echo: Vec::new(), reduced: vec![None; items.len()] };
         let count = chunks.writes.chunks().count();
-        // The fault moves the first item into the last chunk, and the others past the list.
-        let first = if faults.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         for (i, wc) in chunks.writes.chunks().enumerate() {
             let mut segs: Vec<Segment> = wc.segments().map(|s| Segment { length: 0, ..s }).collect();
-            let skip = faults.write_list_ignored_with_reply_chunk && chunks.reply.is_some();
-            let k = i.checked_sub(first).filter(|&k| k < items.len() && !(k > 0 && faults.later_items_inline));
-            if let Some(k) = k.filter(|_| wc.segment_count() > 0 && !skip) {
-                let mut data = items[k].clone();
-                if (data.len() as u64) > wc.length() {
+            let k = faults.write_list_item(i, count, chunks.reply.is_some()).filter(|&k| k < items.len());
+            if let Some(k) = k.filter(|_| wc.segment_count() > 0) {
+                let mut data = items[k].to_vec();
+                if data.len() as u64 > wc.length() {
                     if !faults.write_chunk_truncated {
-                        // RFC 8166 4.5.3: a write chunk too small; do not write past it.
-                        return self.call_error(xid, framing);
+                        return Ok(None);
                     }
                     data.truncate(wc.length() as usize);
                 }
-                let mut item = data.clone();
-                if faults.write_chunk_preceding_item && k == 0 && results.head.len() >= 8 {
-                    let at = results.head.len() - 8;
-                    item = [&results.head[at..at + 4], &data[..]].concat();
-                }
-                if faults.pad_write_chunk {
-                    item.resize(data.len() + pad4(data.len()), 0);
-                }
-                self.rdma_write_item(&wc, &item, &mut segs, deadline, &faults)?;
-                reduced[k] = Some(data.len());
-                if faults.write_chunk_offset_advanced {
-                    for s in segs.iter_mut() {
-                        s.offset += s.length as u64;
-                    }
-                }
+                let item = faults.write_chunk_bytes(k, &data, &results.head);
+                self.rdma_write_item(&wc, &item, &mut segs, deadline, faults)?;
+                placed.reduced[k] = Some(data.len());
+                faults.bend_write_chunk_echo(&mut segs);
             }
             if faults.write_past_segment && chunks.writes.len() == 3 && i == 2 {
                 if let Some(s) = wc.segments().next() {
                     self.conn.rdma_write(s.handle, s.offset.wrapping_add(s.length as u64), &[0xee; 8], deadline)?;
                 }
             }
-            let unused = segs.iter().all(|s| s.length == 0);
-            if !(unused && faults.drop_unused_write_chunks) {
-                write_echo.push(segs);
+            if faults.keeps_write_chunk_echo(&segs) {
+                placed.echo.push(segs);
             }
         }
-        // The inline payload: RPC reply header, then the results, each item reduced into a
-        // write chunk removed with its XDR pad, the length word staying (RFC 8166 3.4.4.1).
-        let mut payload = rpc_header.encode_to_vec();
-        payload.extend_from_slice(&results.head);
-        // Where the first inline item's XDR pad lies, and how long it is.
-        let mut pad_at = None;
-        for ((d, tail), reduced) in results.items().zip(&reduced) {
-            if let Some(n) = *reduced {
-                if faults.reduced_count_omitted {
-                    payload.truncate(payload.len().saturating_sub(4));
-                }
-                if faults.reduced_pad_left_inline {
-                    payload.resize(payload.len() + pad4(n), 0);
-                }
-            } else {
-                payload.extend_from_slice(d);
-                pad_at = pad_at.or(Some((payload.len(), pad4(d.len()))));
-                payload.resize(payload.len() + pad4(d.len()), 0);
-            }
-            payload.extend_from_slice(tail);
-        }
-        if results.ddp.is_none() {
-            payload.extend_from_slice(&results.tail);
-        }
+        Ok(Some(placed))
+    }
 
-        let write_refs: Vec<&[Segment]> = write_echo.iter().map(|v| v.as_slice()).collect();
-        let reply_offered: Option<Vec<Segment>> = chunks.reply.map(|c| c.segments().collect());
-        let header_len =
-            self.reply_header(framing, false, xid, 0, &write_refs, reply_offered.as_deref(), payload.len()).len();
-        let fits_inline = if faults.exclusive_reply_threshold {
-            header_len + payload.len() < self.reply_inline
-        } else {
-            header_len + payload.len() <= self.reply_inline
-        } || faults.ignore_reply_chunk;
-        let invalidate = self.invalidate_key(chunks);
-
-        if fits_inline || reply_offered.is_none() {
-            if !fits_inline && !faults.ignore_reply_chunk {
-                // rtrext-03 4.2: a call sent with ROPT_XMTREQ may get its reply in a group.
-                if framing == Framing::V2Xmt && v2::send_group(self, xid, &payload)? {
-                    return Ok(());
-                }
-                // Too long for inline and no reply chunk: nothing can carry the reply.
-                return self.call_error(xid, framing);
-            }
-            // Inline reply; an offered reply chunk is echoed with zero lengths (RFC 8166 4.3.3).
-            let zeroed: Option<Vec<Segment>> = if faults.omit_reply_chunk_echo {
-                None
-            } else if faults.echo_reply_chunk_lengths {
-                reply_offered
-            } else {
-                reply_offered.map(|s| s.iter().map(|x| Segment { length: 0, ..*x }).collect())
-            };
-            let mut out =
-                self.reply_header(framing, false, xid, self.grant(), &write_refs, zeroed.as_deref(), payload.len());
-            out.extend_from_slice(&payload);
-            return self.send(&out, invalidate);
-        }
-        // Long reply: the whole payload through the reply chunk, RDMA_NOMSG (RFC 8166 3.5.3).
-        let offered = reply_offered.expect("checked");
-        let mut echo: Vec<Segment> = offered.iter().map(|s| Segment { length: 0, ..*s }).collect();
+    /// A long reply (RFC 8166 3.5.3): the whole payload RDMA-Written through the reply chunk,
+    /// then RDMA_NOMSG with the chunk echoed with the lengths written.
+    #[allow(clippy::too_many_arguments)]
+    fn long_reply(
+        &mut self,
+        xid: u32,
+        framing: Framing,
+        write_refs: &[&[Segment]],
+        offered: &[Segment],
+        mut payload: Vec<u8>,
+        invalidate: Option<u32>,
+        deadline: Instant,
+        faults: &Faults,
+    ) -> Result<(), Stop> {
         let capacity: u64 = offered.iter().map(|s| s.length as u64).sum();
-        if faults.reply_chunk_unpadded {
-            if let Some((at, n)) = pad_at {
-                payload.drain(at..at + n);
-            }
-        }
         if payload.len() as u64 > capacity {
             if faults.drop_unsendable_reply {
                 return Ok(());
             }
-            if faults.reply_chunk_truncated {
-                payload.truncate(capacity as usize);
-            } else {
-                // RFC 8166 4.5.3: a reply chunk too small; do not write past it.
+            if !faults.reply_chunk_truncated {
+                // RFC 8166 4.5.3: a reply chunk too small; nothing is written past it.
                 return self.call_error(xid, framing);
             }
+            payload.truncate(capacity as usize);
         }
-        let rc_bytes = {
-            let mut b = vec![0u8; 4 + SEGMENT_LEN * offered.len()];
-            let mut w = Writer::new(&mut b);
-            rpcrdma_codec::chunk::ChunkWriter::counted_segments(&mut w, &offered)?;
-            b
-        };
-        let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes))?;
+        let mut echo: Vec<Segment> = offered.iter().map(|s| Segment { length: 0, ..*s }).collect();
         if faults.reply_chunk_first_segment {
             self.conn.rdma_write(offered[0].handle, offered[0].offset, &payload, deadline)?;
             echo[0].length = payload.len() as u32;
         } else {
-            self.rdma_write_item(&rc, &payload, &mut echo, deadline, &faults)?;
+            let rc_bytes = {
+                let mut b = vec![0u8; 4 + SEGMENT_LEN * offered.len()];
+                let mut w = Writer::new(&mut b);
+                rpcrdma_codec::chunk::ChunkWriter::counted_segments(&mut w, offered)?;
+                b
+            };
+            let rc = WriteChunk::decode(&mut rpcrdma_codec::xdr::Reader::new(&rc_bytes))?;
+            self.rdma_write_item(&rc, &payload, &mut echo, deadline, faults)?;
         }
-        if faults.reply_chunk_offset_advanced {
-            for s in echo.iter_mut() {
-                s.offset += s.length as u64;
-            }
-        }
-        let out = self.reply_header(framing, true, xid, self.grant(), &write_refs, Some(&echo), 0);
+        faults.bend_reply_chunk_echo(&mut echo);
+        let out = self.reply_header(framing, true, xid, self.grant(), write_refs, Some(&echo), 0);
         self.send(&out, invalidate)?;
         if faults.done_after_reply_chunk && framing == Framing::V1 {
             self.send(&HeaderBuilder::done(xid, self.grant()).encode_to_vec(), None)?;
@@ -371,4 +326,54 @@ impl Session<'_> {
         }
         key
     }
+}
+
+/// What the write list carried: each chunk's echo, and the length of each item reduced into
+/// a write chunk (None for those left inline).
+struct Placed {
+    echo: Vec<Vec<Segment>>,
+    reduced: Vec<Option<usize>>,
+}
+
+/// The RPC reply header and the results for a call's outcome (None: RPC version mismatch).
+fn reply_body(xid: u32, outcome: Option<UlpOutcome>) -> (ReplyHeader<'static>, UlpResults) {
+    let accepted = |stat| (ReplyHeader::accepted(xid, stat), UlpResults::default());
+    match outcome {
+        None => (ReplyHeader::denied(xid, Rejected::RpcMismatch { low: 2, high: 2 }), UlpResults::default()),
+        Some(UlpOutcome::Success(r)) => (ReplyHeader::accepted(xid, AcceptStat::Success), r),
+        Some(UlpOutcome::ProgUnavail) => accepted(AcceptStat::ProgUnavail),
+        Some(UlpOutcome::ProgMismatch { low, high }) => accepted(AcceptStat::ProgMismatch { low, high }),
+        Some(UlpOutcome::ProcUnavail) => accepted(AcceptStat::ProcUnavail),
+        Some(UlpOutcome::GarbageArgs) => accepted(AcceptStat::GarbageArgs),
+        Some(UlpOutcome::SystemErr) => accepted(AcceptStat::SystemErr),
+    }
+}
+
+/// The inline payload (RFC 8166 3.4.4.1): the RPC reply header, then the results, each item
+/// reduced into a write chunk removed with its XDR pad, its length word staying. Also where
+/// the first inline item's XDR pad lies, and how long it is.
+fn inline_payload(
+    rpc_header: &ReplyHeader<'_>,
+    results: &UlpResults,
+    reduced: &[Option<usize>],
+    faults: &Faults,
+) -> (Vec<u8>, Option<(usize, usize)>) {
+    let mut payload = rpc_header.encode_to_vec();
+    payload.extend_from_slice(&results.head);
+    let mut pad_at = None;
+    for ((d, tail), reduced) in results.items().zip(reduced) {
+        match *reduced {
+            Some(n) => faults.bend_reduced_item(&mut payload, n),
+            None => {
+                payload.extend_from_slice(d);
+                pad_at = pad_at.or(Some((payload.len(), pad4(d.len()))));
+                payload.resize(payload.len() + pad4(d.len()), 0);
+            }
+        }
+        payload.extend_from_slice(tail);
+    }
+    if results.ddp.is_none() {
+        payload.extend_from_slice(&results.tail);
+    }
+    (payload, pad_at)
 }
