@@ -1,22 +1,27 @@
 //! The peer's kernel log, where the harness can read it (in the VM the harness runs beside the
 //! Linux peer and reads `/dev/kmsg`): which lines are the kernel reporting a bug of its own,
 //! and the stable signature a finding is kept under, so the same WARN at the same place is
-//! one finding however often it fires and whatever CPU, task or address it names.
+//! one finding however often it fires and whatever CPU, task or address it names. A signature
+//! names files and functions, never line numbers: a point release that moves a line (6.12.117's
+//! `svc.h:520` is 6.12.118's `svc.h:523`) must not turn a known finding into a new one. The
+//! line stays in the finding's text (its kernel lines), not in its identity.
 
 /// Lines kept after a report line (its registers and call trace), per case.
 pub const CONTEXT_LINES: usize = 40;
 
 /// The signature of a kernel report line, or None for an ordinary line. The signature drops
 /// what changes from one occurrence to the next: CPU and PID, addresses, offsets into functions,
-/// task names and times.
+/// task names and times, and line numbers (which change from one point release to the next).
 pub fn report_signature(line: &str) -> Option<String> {
     let line = line.trim();
     // Until Linux 6.x: "WARNING: CPU: 0 PID: 42 at net/x.c:123 svc_rdma_foo+0x1c/0x80 [rpcrdma]";
     // since 7.x: "WARNING: include/linux/sunrpc/svc.h:539 at svc_process+0x21e/0x250 [sunrpc], CPU#0: nfsd/476".
     if let Some(rest) = line.strip_prefix("WARNING:") {
         return Some(match rest.split_once(" at ") {
+            // The 7.x form puts the place (and, where the kernel prints it, the condition text)
+            // before " at ".
             Some((before, after)) if !before.trim_start().starts_with("CPU:") => {
-                format!("WARNING at {} {}", before.trim(), function(after))
+                format!("WARNING at {} {}", without_lines(before.trim()), function(after))
             }
             Some((_, place)) => format!("WARNING at {}", place_and_function(place)),
             None => format!("WARNING:{}", without_numbers(rest)),
@@ -24,7 +29,7 @@ pub fn report_signature(line: &str) -> Option<String> {
     }
     // "kernel BUG at net/sunrpc/svc_xprt.c:1010!"
     if let Some(place) = line.strip_prefix("kernel BUG at ") {
-        return Some(format!("kernel BUG at {}", place.trim_end_matches('!')));
+        return Some(format!("kernel BUG at {}", without_lines(place.trim_end_matches('!'))));
     }
     // "BUG: KASAN: slab-out-of-bounds in svc_rdma_foo+0x1c/0x80 [rpcrdma]",
     // "BUG: kernel NULL pointer dereference, address: 0000000000000008",
@@ -39,7 +44,7 @@ pub fn report_signature(line: &str) -> Option<String> {
     }
     // "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500:7"
     if let Some(rest) = line.strip_prefix("UBSAN: ") {
-        return Some(format!("UBSAN: {}", rest.rsplit_once(':').map_or(rest, |(a, _)| a)));
+        return Some(format!("UBSAN: {}", without_lines(rest)));
     }
     // "INFO: task nfsd:1234 blocked for more than 120 seconds."
     if line.starts_with("INFO: task ") && line.contains(" blocked for more than ") {
@@ -68,8 +73,14 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
         }
         let Some(mut sig) = report_signature(line) else { continue };
         until = i + 1 + CONTEXT_LINES;
-        let placeless =
-            ["BUG: kernel NULL pointer dereference", "BUG: unable to handle", "Oops", "general protection fault"];
+        // "kernel BUG at FILE" names the file only: its RIP names the function.
+        let placeless = [
+            "BUG: kernel NULL pointer dereference",
+            "BUG: unable to handle",
+            "Oops",
+            "general protection fault",
+            "kernel BUG at",
+        ];
         if placeless.iter().any(|p| sig.starts_with(p)) {
             let rip = lines[i + 1..lines.len().min(until)].iter().find_map(|l| l.trim().strip_prefix("RIP: "));
             if let Some(rip) = rip {
@@ -83,14 +94,40 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
     out
 }
 
-/// "net/x.c:123 func+0x1c/0x80 [mod]" -> "net/x.c:123 func".
+/// "net/x.c:123 func+0x1c/0x80 [mod]" -> "net/x.c func".
 fn place_and_function(place: &str) -> String {
     let mut words = place.split_whitespace();
-    let file = words.next().unwrap_or("");
+    let file = without_line(words.next().unwrap_or(""));
     match words.next() {
         Some(f) => format!("{file} {}", function(f)),
         None => file.to_string(),
     }
+}
+
+/// A signature as an earlier release wrote it, with line numbers ("WARNING at
+/// include/linux/sunrpc/svc.h:520 svc_process"), as this one writes it: profiles and
+/// reproducers written before signatures dropped their lines keep matching.
+pub fn without_line_numbers(signature: &str) -> String {
+    without_lines(signature)
+}
+
+/// "net/x.c:123" or "net/x.c:123:7" -> "net/x.c"; a word that is not a place with a line is
+/// kept as it is.
+fn without_line(word: &str) -> &str {
+    let mut w = word;
+    while let Some((head, tail)) = w.rsplit_once(':') {
+        if head.is_empty() || tail.is_empty() || !tail.bytes().all(|b| b.is_ascii_digit()) {
+            break;
+        }
+        w = head;
+    }
+    w
+}
+
+/// Every place in `s` without its line (and column) number: "cond in net/x.c:12:7" ->
+/// "cond in net/x.c".
+fn without_lines(s: &str) -> String {
+    s.split_whitespace().map(without_line).collect::<Vec<_>>().join(" ")
 }
 
 /// "func+0x1c/0x80 [mod], CPU#0: task/1" -> "func".
@@ -225,17 +262,17 @@ mod tests {
         let cases = [
             (
                 "WARNING: CPU: 0 PID: 812 at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt+0x1a0/0x1f0 [rpcrdma]",
-                "WARNING at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 svc_rdma_post_chunk_ctxt",
+                "WARNING at net/sunrpc/xprtrdma/svc_rdma_rw.c svc_rdma_post_chunk_ctxt",
             ),
             (
                 "WARNING: include/linux/sunrpc/svc.h:539 at svc_process+0x21e/0x250 [sunrpc], CPU#0: nfsd/476",
-                "WARNING at include/linux/sunrpc/svc.h:539 svc_process",
+                "WARNING at include/linux/sunrpc/svc.h svc_process",
             ),
             (
                 "WARNING: CPU: 0 PID: 476 at include/linux/sunrpc/svc.h:520 svc_process+0x1f8/0x230 [sunrpc]",
-                "WARNING at include/linux/sunrpc/svc.h:520 svc_process",
+                "WARNING at include/linux/sunrpc/svc.h svc_process",
             ),
-            ("kernel BUG at net/sunrpc/svc_xprt.c:1010!", "kernel BUG at net/sunrpc/svc_xprt.c:1010"),
+            ("kernel BUG at net/sunrpc/svc_xprt.c:1010!", "kernel BUG at net/sunrpc/svc_xprt.c"),
             (
                 "BUG: KASAN: slab-out-of-bounds in svc_rdma_get_inv_rkey+0x9a/0x120 [rpcrdma]",
                 "BUG: KASAN: slab-out-of-bounds in svc_rdma_get_inv_rkey",
@@ -249,7 +286,7 @@ mod tests {
             ),
             (
                 "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500:7",
-                "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c:500",
+                "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c",
             ),
             ("INFO: task nfsd:1234 blocked for more than 122 seconds.", "hung task nfsd"),
             ("refcount_t: underflow; use-after-free.", "refcount_t: underflow; use-after-free"),
@@ -264,7 +301,31 @@ mod tests {
         let a = report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:1 f+0x1/0x2 [m]");
         let b = report_signature("WARNING: CPU: 3 PID: 9 at net/a.c:1 f+0x7/0x9");
         assert_eq!(a, b);
-        assert_ne!(a, report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:2 f+0x1/0x2"));
+        assert_ne!(a, report_signature("WARNING: CPU: 0 PID: 812 at net/b.c:1 f+0x1/0x2"));
+        assert_ne!(a, report_signature("WARNING: CPU: 0 PID: 812 at net/a.c:1 g+0x1/0x2"));
+    }
+
+    // The WARN of svc_process() as 6.12.117 and 6.12.118 print it (svc.h moved by three
+    // lines between them), and as 7.3 prints it: one finding across point releases.
+    #[test]
+    fn a_point_release_that_moves_the_line_keeps_the_signature() {
+        let old = "WARNING: CPU: 0 PID: 476 at include/linux/sunrpc/svc.h:520 svc_process+0x1f8/0x230 [sunrpc]";
+        let new = "WARNING: CPU: 0 PID: 501 at include/linux/sunrpc/svc.h:523 svc_process+0x1f8/0x230 [sunrpc]";
+        assert_eq!(report_signature(old), report_signature(new));
+        let a = "WARNING: include/linux/sunrpc/svc.h:539 at svc_process+0x21e/0x250 [sunrpc], CPU#0: nfsd/476";
+        let b = "WARNING: include/linux/sunrpc/svc.h:541 at svc_process+0x21e/0x250 [sunrpc], CPU#1: nfsd/9";
+        assert_eq!(report_signature(a), report_signature(b));
+        assert_eq!(report_signature(a), report_signature(old));
+        // The condition text, where the kernel prints it, stays; only the line goes.
+        assert_eq!(
+            report_signature("WARNING: !list_empty(&q) include/x.h:12 at f+0x1/0x2, CPU#0: t/1").as_deref(),
+            Some("WARNING at !list_empty(&q) include/x.h f")
+        );
+        assert_eq!(
+            report_signature("UBSAN: shift-out-of-bounds in net/x.c:12:7"),
+            report_signature("UBSAN: shift-out-of-bounds in net/x.c:15:3")
+        );
+        assert_eq!(report_signature("kernel BUG at a.c:1!"), report_signature("kernel BUG at a.c:9!"));
     }
 
     #[test]
@@ -287,7 +348,10 @@ mod tests {
         );
         // A WARNING names its place already; nothing is added.
         let warn = vec!["WARNING: CPU: 0 PID: 1 at a.c:1 f+0x0/0x1".to_string(), "RIP: 0010:g+0x1/0x2".to_string()];
-        assert_eq!(report_signatures(&warn), [(0, "WARNING at a.c:1 f".to_string())]);
+        assert_eq!(report_signatures(&warn), [(0, "WARNING at a.c f".to_string())]);
+        // "kernel BUG at" names a file: its RIP adds the function.
+        let bug = vec!["kernel BUG at net/a.c:12!".to_string(), "RIP: 0010:g+0x1/0x2 [m]".to_string()];
+        assert_eq!(report_signatures(&bug), [(0, "kernel BUG at net/a.c in g".to_string())]);
     }
 
     #[test]
