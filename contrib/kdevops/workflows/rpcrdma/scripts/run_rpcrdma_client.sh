@@ -1,0 +1,42 @@
+#!/bin/bash
+# Judges this node's kernel NFS client (xprtrdma) with the client catalogue: `rpcrdma-harness
+# serve` listens on this node's RDMA address, the kernel mounts from it (NFSv3 and NFSv4.2 over
+# RDMA, a plain workload), then each active scenario on its own port (client-scenarios, from
+# the toolkit's harness/linux-peer/), while serve follows the kernel log. As the toolkit's own
+# VM run does (harness/linux-peer/run).
+#
+# Environment: OUT (results directory), IP (this node's address on the RDMA link), SCENARIOS
+# (the client-scenarios script), PROFILE (optional), PEER_VERSION (this node's `uname -r`),
+# KCIDB_ORIGIN. Exits with serve's status (0 as expected, 1 a divergence, 2 setup error, ...).
+set -u
+: "${OUT:?}" "${IP:?}" "${SCENARIOS:?}"
+args=(serve --listen "$IP:20050" --idle 20 --max-time 600 --kernel-log /dev/kmsg
+      --json "$OUT/client-report.json" --junit "$OUT/client-junit.xml" --pcap "$OUT/client-pcap"
+      --kcidb "$OUT/client-kcidb.json" --kcidb-origin "${KCIDB_ORIGIN:-rpcrdma}")
+[ -z "${PROFILE:-}" ] || args+=(--expect "$PROFILE")
+[ -z "${PEER_VERSION:-}" ] || args+=(--peer-version "$PEER_VERSION")
+rpcrdma-harness "${args[@]}" > "$OUT/client-summary.txt" 2>&1 &
+spid=$!
+sleep 2
+mnt=$(mktemp -d)
+log=$OUT/client-mount.txt
+for v in 3 4.2; do
+  timeout 60 mount -t nfs -o "vers=$v,proto=rdma,port=20050,retrans=1,timeo=30" "$IP:/export" "$mnt" >> "$log" 2>&1
+  echo "mount vers=$v rc=$?" >> "$log"
+  if grep -q " $mnt " /proc/mounts; then
+    {
+      find "$mnt/dir" -maxdepth 1 | head -3
+      od -An -tx1 "$mnt/five"
+      dd if="$mnt/big" of=/dev/null bs=64k
+      dd if="$mnt/big" of="$mnt/scratch" bs=64k conv=fsync
+      ls -l "$mnt"
+    } >> "$log" 2>&1
+    umount "$mnt"
+  fi
+done
+rmdir "$mnt"
+"$SCENARIOS" "$OUT/client-summary.txt" "$IP" >> "$log" 2>&1
+wait "$spid"
+rc=$?
+echo "serve exit $rc" >> "$log"
+exit "$rc"
