@@ -174,7 +174,7 @@ def main():
     for rid, num, kw, normative, s in candidates(spec):
         if missing and any(s in h or h in s for h in have):
             continue
-        print("\t".join([rid, spec, num, kw, normative, "", "", "", "", s]))
+        print("\t".join([rid, spec, num, kw, normative, "", "", "", s]))
 
 
 if __name__ == "__main__":

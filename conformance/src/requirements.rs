@@ -13,6 +13,8 @@ use std::sync::OnceLock;
 
 use serde_json::{json, Value};
 
+use crate::proof::{self, Side};
+
 /// A specification of the matrix: its short name (the first part of requirement and check
 /// IDs), the vendored text, and its requirement table.
 #[derive(Debug, Clone, Copy)]
@@ -58,7 +60,12 @@ pub fn spec(name: &str) -> Option<&'static Spec> {
 }
 
 /// The header line every table starts with.
-pub const HEADER: &str = "id\tspec\tsection\tkey_word\tnormative\tbinds\tobservable\tchecks\treason\ttext";
+pub const HEADER: &str = "id\tspec\tsection\tkey_word\tnormative\tbinds\tobservable\treason\ttext";
+
+/// A table that also types which checks judge each statement (`checks`, `~id` for in part):
+/// what the shipped tables did before the checks declared it (`CheckInfo::judges`); kept for
+/// tables made up in tests.
+pub const HEADER_WITH_CHECKS: &str = "id\tspec\tsection\tkey_word\tnormative\tbinds\tobservable\tchecks\treason\ttext";
 
 /// Whether a statement's key word is normative.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -164,11 +171,35 @@ impl Requirement {
             "partial_checks": self.checks.iter().filter(|c| c.partial).map(|c| c.id.as_str()).collect::<Vec<_>>(),
             "reason": self.reason,
             "text": self.text,
+            // Per side: judged (a proof exists), and each proof: the check, its
+            // precondition, and the fault that breaks this statement under which it fails.
+            "proven": {
+                "server": proofs_json(self, Side::Server),
+                "client": proofs_json(self, Side::Client),
+            },
         })
     }
 }
 
-fn binds_name(b: Binds) -> &'static str {
+/// One side's proofs of a statement, for the JSON.
+fn proofs_json(r: &Requirement, side: Side) -> Value {
+    let infos: Vec<&crate::engine::CheckInfo> = crate::catalogue::all()
+        .into_iter()
+        .map(|c| &c.info)
+        .chain(crate::catalogue::client::all().map(|c| &c.info))
+        .collect();
+    let proofs: Vec<Value> = proof::proofs(r, side)
+        .iter()
+        .map(|p| {
+            let precondition = infos.iter().find(|i| i.id == p.check).and_then(|i| i.precondition);
+            json!({"check": p.check, "precondition": precondition, "fault": p.fault, "outcome": p.outcome.name()})
+        })
+        .collect();
+    json!({"judgeable": proof::judgeable(r, side), "judged": !proofs.is_empty(), "proofs": proofs})
+}
+
+/// The TSV's (and the JSON's) name of whom a statement binds.
+pub fn binds_name(b: Binds) -> &'static str {
     match b {
         Binds::Requester => "requester",
         Binds::Responder => "responder",
@@ -181,7 +212,8 @@ fn binds_name(b: Binds) -> &'static str {
     }
 }
 
-fn observable_name(o: Observable) -> &'static str {
+/// The TSV's (and the JSON's) name of where a statement is observable.
+pub fn observable_name(o: Observable) -> &'static str {
     match o {
         Observable::Server => "server",
         Observable::Client => "client",
@@ -209,19 +241,24 @@ pub const KEY_WORDS: [&str; 11] = [
 /// Parses one table. Errors name the line.
 pub fn parse_table(spec: &str, table: &str) -> Result<Vec<Requirement>, String> {
     let mut lines = table.lines().enumerate();
-    match lines.next() {
-        Some((_, h)) if h == HEADER => {}
+    let typed_checks = match lines.next() {
+        Some((_, h)) if h == HEADER => false,
+        Some((_, h)) if h == HEADER_WITH_CHECKS => true,
         other => return Err(format!("{spec}: the header line is {:?}, not the documented one", other.map(|l| l.1))),
-    }
+    };
+    let columns = if typed_checks { 10 } else { 9 };
     let mut out = Vec::new();
     for (i, line) in lines {
         if line.trim().is_empty() {
             continue;
         }
         let at = |what: String| format!("{spec}.tsv line {}: {what}", i + 1);
-        let f: Vec<&str> = line.split('\t').collect();
-        if f.len() != 10 {
-            return Err(at(format!("{} columns, not 10", f.len())));
+        let mut f: Vec<&str> = line.split('\t').collect();
+        if f.len() != columns {
+            return Err(at(format!("{} columns, not {columns}", f.len())));
+        }
+        if !typed_checks {
+            f.insert(7, "");
         }
         let normative = match f[4] {
             "yes" => Normative::Yes,
@@ -276,15 +313,44 @@ pub fn parse_table(spec: &str, table: &str) -> Result<Vec<Requirement>, String> 
     Ok(out)
 }
 
-/// Every requirement, in table order (spec by spec).
+/// Every requirement, in table order (spec by spec), with the checks that declare they judge
+/// it (`CheckInfo::judges`: the arrow points from the check to the statement, and the tables
+/// hold no copy of it).
 pub fn all() -> &'static [Requirement] {
     static ALL: OnceLock<Vec<Requirement>> = OnceLock::new();
     ALL.get_or_init(|| {
-        SPECS
+        let mut reqs: Vec<Requirement> = SPECS
             .iter()
             .flat_map(|s| parse_table(s.name, s.table).unwrap_or_else(|e| panic!("requirement table: {e}")))
-            .collect()
+            .collect();
+        let infos = crate::catalogue::all()
+            .into_iter()
+            .map(|c| &c.info)
+            .chain(crate::catalogue::client::all().map(|c| &c.info));
+        for info in infos {
+            for (id, partial) in info.judged() {
+                if let Some(r) = reqs.iter_mut().find(|r| r.id == id) {
+                    r.checks.push(CheckRef { id: info.id.to_string(), partial });
+                }
+            }
+        }
+        reqs
     })
+}
+
+/// Statements a check declares that are no row of the matrix (a misspelt ID judges nothing).
+pub fn undeclared_statements() -> Vec<(&'static str, &'static str)> {
+    let infos =
+        crate::catalogue::all().into_iter().map(|c| &c.info).chain(crate::catalogue::client::all().map(|c| &c.info));
+    let mut out = Vec::new();
+    for info in infos {
+        for (id, _) in info.judged() {
+            if by_id(id).is_none() {
+                out.push((info.id, id));
+            }
+        }
+    }
+    out
 }
 
 /// The requirement with this ID.
@@ -330,35 +396,49 @@ pub struct SpecCoverage {
     pub client: Coverage,
 }
 
-/// Coverage per specification, computed from a set of requirements and the server check IDs.
-/// Statements that are not normative (lowercase key words under RFC 8174) are left out.
-pub fn coverage_of(reqs: &[Requirement], server_checks: &[&str]) -> BTreeMap<String, SpecCoverage> {
+/// Coverage per specification, `judged` deciding whether a side judges a statement. Statements
+/// that are not normative (lowercase key words under RFC 8174) are left out, and so is a
+/// permission on the side that holds it ([`proof::judgeable`]).
+pub fn coverage_by(
+    reqs: &[Requirement],
+    judged: impl Fn(&Requirement, Side) -> bool,
+) -> BTreeMap<String, SpecCoverage> {
     let mut out: BTreeMap<String, SpecCoverage> = BTreeMap::new();
     for r in reqs {
         let e = out.entry(r.spec.clone()).or_default();
         if r.normative == Normative::No {
             continue;
         }
-        if r.observable.server() {
-            e.server.total += 1;
-            if r.judged_by().any(|c| server_checks.contains(&c)) {
-                e.server.judged += 1;
-            }
-        }
-        if r.observable.client() {
-            e.client.total += 1;
-            if r.judged_by().any(|c| !server_checks.contains(&c)) {
-                e.client.judged += 1;
+        for (side, observable, c) in
+            [(Side::Server, r.observable.server(), &mut e.server), (Side::Client, r.observable.client(), &mut e.client)]
+        {
+            if observable && proof::judgeable(r, side) {
+                c.total += 1;
+                c.judged += usize::from(judged(r, side));
             }
         }
     }
     out
 }
 
-/// Coverage per specification of the vendored tables against the catalogue.
+/// What the tables claim: a side judges a statement when one of its checks is cited in full
+/// (`server_checks` names the server side's; any other cited check is a client check).
+pub fn coverage_of(reqs: &[Requirement], server_checks: &[&str]) -> BTreeMap<String, SpecCoverage> {
+    coverage_by(reqs, |r, side| match side {
+        Side::Server => r.judged_by().any(|c| server_checks.contains(&c)),
+        Side::Client => r.judged_by().any(|c| !server_checks.contains(&c)),
+    })
+}
+
+/// What the checks really judge: a statement counts on a side only with a proof (a fault that
+/// breaks it making a citing check fail, [`proof::proofs`]).
+pub fn coverage_proven(reqs: &[Requirement]) -> BTreeMap<String, SpecCoverage> {
+    coverage_by(reqs, proof::judged)
+}
+
+/// Coverage per specification of the vendored tables against the catalogue, as proven.
 pub fn coverage() -> BTreeMap<String, SpecCoverage> {
-    let server: Vec<&str> = crate::catalogue::all().iter().map(|c| c.info.id).collect();
-    coverage_of(all(), &server)
+    coverage_proven(all())
 }
 
 /// The whole matrix as JSON: requirements and coverage (for `list --requirements --json`).

@@ -7,8 +7,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use rpcrdma_conformance::catalogue;
 use rpcrdma_conformance::requirements::{
-    self, coverage_of, key_word_positions, key_words_in, normalise, parse_table, section_text, sections, Coverage,
-    Normative, Observable, Requirement, HEADER, SPECS,
+    self, coverage_of, key_word_positions, key_words_in, normalise, parse_table, section_text, sections, Binds,
+    Coverage, Normative, Observable, Requirement, HEADER, HEADER_WITH_CHECKS, SPECS,
 };
 
 fn server_ids() -> Vec<&'static str> {
@@ -130,7 +130,9 @@ fn tables_parse_and_ids_are_unique_and_well_formed() {
 
 #[test]
 fn parse_table_rejects_what_it_should() {
-    let good = format!("{HEADER}\nx/1#1\tx\t1\tMUST\tyes\tresponder\tserver\ta/1/b,~c/2/d\t\tThe peer MUST do it.\n");
+    let good = format!(
+        "{HEADER_WITH_CHECKS}\nx/1#1\tx\t1\tMUST\tyes\tresponder\tserver\ta/1/b,~c/2/d\t\tThe peer MUST do it.\n"
+    );
     let rows = parse_table("x", &good).unwrap();
     assert_eq!(rows[0].checks.len(), 2);
     assert!(!rows[0].checks[0].partial && rows[0].checks[1].partial);
@@ -145,6 +147,10 @@ fn parse_table_rejects_what_it_should() {
     ] {
         assert!(parse_table("x", &bad).is_err(), "accepted:\n{bad}");
     }
+    // The shipped form: no checks column (the checks declare what they judge).
+    let shipped = format!("{HEADER}\nx/1#1\tx\t1\tMUST\tyes\tresponder\tserver\t\tThe peer MUST do it.\n");
+    assert!(parse_table("x", &shipped).unwrap()[0].checks.is_empty());
+    assert!(parse_table("x", &shipped.replace("\tserver\t", "\tserver\ta/1/b\t")).is_err(), "a typed check column");
 }
 
 /// Every statement's text is in the section it cites, verbatim up to whitespace and
@@ -296,7 +302,7 @@ fn checks_and_reasons() {
 #[test]
 fn coverage_counts_by_hand_on_a_small_table() {
     let t = format!(
-        "{HEADER}\n\
+        "{HEADER_WITH_CHECKS}\n\
          x/1#1\tx\t1\tMUST\tyes\tresponder\tserver\ts1\t\tA MUST.\n\
          x/1#2\tx\t1\tMUST\tyes\tresponder\tserver\t~s1\tpartial\tA MUST.\n\
          x/1#3\tx\t1\tMUST\tyes\tboth\tboth\ts1,c1\t\tA MUST.\n\
@@ -330,11 +336,19 @@ fn coverage_of_the_matrix() {
             continue;
         }
         let side = |list: &[&str]| r.checks.iter().any(|c| !c.partial && list.contains(&c.id.as_str()));
-        if matches!(r.observable, Observable::Server | Observable::Both) {
+        // A permission counts only where it must be coped with: a requester's MAY on the
+        // server side, a responder's on the client side.
+        let permission = matches!(r.key_word.as_str(), "MAY" | "OPTIONAL");
+        let (on_server, on_client) = match (permission, r.binds) {
+            (true, Binds::Requester | Binds::UpperLayer) => (true, false),
+            (true, Binds::Responder) => (false, true),
+            _ => (true, true),
+        };
+        if on_server && matches!(r.observable, Observable::Server | Observable::Both) {
             e[1] += 1;
             e[0] += side(&server) as usize;
         }
-        if matches!(r.observable, Observable::Client | Observable::Both) {
+        if on_client && matches!(r.observable, Observable::Client | Observable::Both) {
             e[3] += 1;
             e[2] += side(&client) as usize;
         }
@@ -365,8 +379,71 @@ fn coverage_of_the_matrix() {
     assert_eq!(v["coverage"]["rfc8166"]["server"]["total"].as_u64(), Some(mine["rfc8166"][1] as u64));
 }
 
-// ---------------------------------------------------------------------------------------------
-// The catalogue's own quotes.
+/// Issue 21: a full citation is a claim that the check judges the statement, so it needs its
+/// proof: a fault that breaks exactly that statement makes the check fail (pass-lax for a
+/// SHOULD). A citation without one must be partial (`~id`) with its reason.
+#[test]
+fn every_full_citation_is_proven_by_a_fault_that_breaks_the_statement() {
+    use rpcrdma_conformance::proof::{proofs, Side};
+    let client = client_ids();
+    let mut unproven = Vec::new();
+    for r in requirements::all() {
+        for c in r.judged_by() {
+            let side = if client.contains(&c) { Side::Client } else { Side::Server };
+            if !proofs(r, side).iter().any(|p| p.check == c) {
+                unproven.push(format!("{}: {c} ({side:?}) has no fault that breaks this statement", r.id));
+            }
+        }
+    }
+    assert!(unproven.is_empty(), "{}", unproven.join("\n"));
+}
 
-#[path = "requirements/quotes.rs"]
-mod quotes;
+/// Every statement a fault declares it breaks is a row of the matrix, and every declaring
+/// fault exists: a misspelt ID would silently prove nothing.
+#[test]
+fn the_faults_declarations_name_real_statements_and_faults() {
+    use rpcrdma_peers::requester::RequesterFaults;
+    use rpcrdma_peers::responder::Faults;
+    for (fault, statements) in Faults::BREAKS {
+        assert!(Faults::NAMES.contains(fault), "responder fault {fault}");
+        for s in *statements {
+            assert!(requirements::by_id(s).is_some(), "{fault} breaks {s}, which is no statement");
+        }
+    }
+    for (fault, statements) in RequesterFaults::BREAKS {
+        assert!(RequesterFaults::NAMES.contains(fault), "requester fault {fault}");
+        for s in *statements {
+            assert!(requirements::by_id(s).is_some(), "{fault} breaks {s}, which is no statement");
+        }
+    }
+}
+
+/// The audit's example: ERR_VERS always writing 1 leaves `rfc8166/4.5.1/vers-mismatch`
+/// pass-lax, which proves nothing of a MUST (RFC 8166 4.5's rdma_vers echo); and a permission
+/// held by the responder is judged from neither side that holds it.
+#[test]
+fn a_pass_lax_proves_no_must_and_a_permission_binds_no_one_who_holds_it() {
+    use rpcrdma_conformance::proof::{judgeable, proofs, Side};
+    let echo = requirements::by_id("rfc8166/4.5#5").unwrap();
+    assert!(proofs(echo, Side::Server).iter().all(|p| p.fault != "err-vers-no-echo"));
+    let may = requirements::by_id("rfc8166/4.3.3#2").unwrap();
+    assert!(!judgeable(may, Side::Server) && judgeable(may, Side::Client));
+    let grant = requirements::by_id("rfc8166/3.3.1#2").unwrap();
+    assert!(proofs(grant, Side::Server).iter().any(|p| p.fault == "zero-credit"));
+}
+
+// ---------------------------------------------------------------------------------------------
+// The checks' declarations (`CheckInfo::judges`): the only place the link is typed.
+
+/// Every statement a check declares it judges is a row of the matrix: a misspelt ID would
+/// judge nothing and still read as a claim. (The quote and key word a check shows are the
+/// matrix's, proven verbatim above, so a check holds no copy to go wrong.)
+#[test]
+fn every_declared_statement_is_a_row_and_every_check_declares_one() {
+    assert_eq!(requirements::undeclared_statements(), Vec::<(&str, &str)>::new());
+    let infos = catalogue::all().into_iter().map(|c| c.info).chain(catalogue::client::all().map(|c| c.info));
+    for info in infos {
+        assert!(!info.judges.is_empty(), "{} judges no statement", info.id);
+        assert!(!info.requirement().is_empty(), "{}", info.id);
+    }
+}

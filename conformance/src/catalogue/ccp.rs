@@ -3,7 +3,6 @@
 //! answers it, no RDMA Read of our memory once we said maxrdmaread 0.
 
 use rpcrdma_codec::ccp::{ConfigRdmaReply, ConfigRdmaReq, CONF_RDMA, PROGRAM, VERSION};
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::xdr::{Encode, Reader};
@@ -86,24 +85,24 @@ pub static CHECKS: [Check; 2] = [
     Check {
         info: CheckInfo {
             id: "rfc5666/6.2/conf-rdma",
-            requirement: "Version 1 of the Connection Configuration Protocol consists of a single procedure that allows the client to inform the server of its connection requirements and the server to return connection information to the client. ... The server MAY return a maxcall_sendsize value that is smaller or larger than the client's request.",
-            key_word: KeyWord::May,
+            judges: &["rfc5666/6#3"],
             acceptable: "SUCCESS with exactly a config_rdma_reply, or PROG_UNAVAIL (RFC 5666 6: use of CCP is OPTIONAL; RFC 8166 A.1 deleted CCP as never implemented)",
             rationale: "A peer that half-implements CCP would misconfigure RFC 5666-era requesters.",
             groups: &["ccp"],
             broken_by: &[("ccp-empty-reply", Outcome::Fail)],
+            precondition: None,
         },
         run: conf_rdma,
     },
     Check {
         info: CheckInfo {
             id: "rfc5666/6.2/maxrdmaread-zero",
-            requirement: "The maxrdmaread is the maximum number of RDMA Reads that may be active at the peer. ... If more than this number of RDMA Read operations by the connected peer are issued simultaneously, connection loss or suboptimal flow control may result; therefore, the value SHOULD be observed at all times. The peers' values need not be equal. If zero, the peer MUST NOT issue requests that require RDMA Read to satisfy, as no transfer will be possible.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc5666/6.2#5"],
             acceptable: "after CONF_RDMA with maxrdmaread 0 answered SUCCESS, a WRITE whose data is in a read chunk is not served by RDMA Read: ERR_CHUNK (RFC 8166 4.5.3), an RPC or NFS error, or no answer, but no RDMA Read of the chunk and no WRITE3 NFS3_OK; unsupported when CONF_RDMA is not answered SUCCESS",
             rationale: "A requester that says it takes no RDMA Reads (no IRD) would see its connection fail on the first one.",
             groups: &["ccp"],
             broken_by: &[("ccp-maxrdmaread-ignored", Outcome::Fail)],
+            precondition: None,
         },
         run: maxrdmaread_zero,
     },

@@ -3,7 +3,6 @@
 //! replies hold at most one such item, so only these checks see what a responder does with
 //! the write chunks after the first (RFC 8166 4.3.2.1, 4.3.2.2).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
@@ -104,12 +103,12 @@ fn subsequent_item_next_chunk(ctx: &mut Ctx) -> Judged {
 pub static CHECKS: [Check; 1] = [Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.2/subsequent-item-next-chunk",
-        requirement: "If there is a subsequent DDP-eligible result data item in the RPC Reply message, it MUST be placed in that unconsumed Write chunk. ... (4.3.2.1) When a Requester has provided multiple Write chunks, the Responder fills in each Write chunk with one DDP-eligible result until there are either no more DDP-eligible results or no more Write chunks.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/4.3.2#1"],
         acceptable: "for an NFSv4 COMPOUND of two READs (5 and 40 bytes) with two 64-byte write chunks: the first READ's data in the first chunk, the second's in the second, lengths 5 and 40, neither inline; a responder that refuses two write chunks (ERR_CHUNK or GARBAGE_ARGS, RFC 8267 6.4.2) or serves no NFSv4 is unsupported",
         rationale: "RFC 8267 6.4.1 pairs the k-th write chunk with the k-th READ; a second item left inline, or written into the first READ's chunk, lands where the requester does not look for it.",
         groups: &["chunks", "write-chunks", "nfs4"],
         broken_by: &[("later-items-inline", Outcome::Fail), ("ddp-into-last-write-chunk", Outcome::Fail)],
+        precondition: None,
     },
     run: subsequent_item_next_chunk,
 }];

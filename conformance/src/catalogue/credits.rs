@@ -3,7 +3,6 @@
 
 use std::time::Instant;
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::v1::HeaderBuilder;
 use rpcrdma_codec::xdr::Encode;
@@ -91,36 +90,36 @@ pub static CHECKS: [Check; 3] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.1/grant-nonzero-in-errors",
-            requirement: "The granted value MUST NOT be zero, since such a value would result in deadlock.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.3.1#2"],
             acceptable: "every reply, RDMA_ERROR included, carries rdma_credit > 0",
             rationale: "A zero grant in an error reply stalls a requester that honours it.",
             groups: &["credits", "errors"],
             broken_by: &[("zero-credit", Outcome::Fail)],
+            precondition: None,
         },
         run: grant_in_errors,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.1/window-served",
-            requirement: "A Requester MUST NOT send unacknowledged requests in excess of the Responder's granted credit limit. ... The Responder MUST ensure that an increase in receive resources is effected before the next RPC Reply message is sent.",
-            key_word: KeyWord::Must,
+            judges: &["rfc5666/6#2", "rfc8166/3.3.1#4"],
             acceptable: "as many calls sent back to back as the peer granted (we request and post receives for up to 256) are all answered",
             rationale: "A responder that grants more credits than it has posted receives makes a conformant requester hit receiver-not-ready.",
             groups: &["credits"],
             broken_by: &[("short-receive-window", Outcome::Fail), ("overgrant", Outcome::Fail)],
+            precondition: None,
         },
         run: window_served,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.1/credit-request-one",
-            requirement: "The requested and granted credit values MAY be adjusted to match the needs or policies in effect on either peer. ... The granted value MUST NOT be zero, since such a value would result in deadlock.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.3.1#2"],
             acceptable: "any non-zero grant",
             rationale: "A requester asking for one credit must still be granted at least one.",
             groups: &["credits"],
             broken_by: &[("zero-credit", Outcome::Fail)],
+            precondition: None,
         },
         run: credit_request_one,
     },

@@ -2,7 +2,6 @@
 //! conveyed by RDMA Send in both directions; the threshold is the largest size allowed, not
 //! the first one refused.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::AcceptStat;
 
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
@@ -76,24 +75,24 @@ pub static CHECKS: [Check; 2] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.3/call-at-threshold",
-            requirement: "As a basis for an initial exchange of RPC requests, each RPC-over-RDMA version 1 connection provides the ability to exchange at least one RPC message at a time, whose RPC Call and Reply messages are no more than 1024 bytes in size. ... Receiver implementations MUST support inline thresholds of 1024 bytes but MAY support larger inline thresholds values.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.3.3#2"],
             acceptable: "an RDMA_MSG WRITE call of exactly 1024 bytes (both sides advertise 1024) answered NFS3_OK with the full count",
             rationale: "The threshold is the largest message conveyed, inclusive; a receiver whose buffers are a few bytes short loses the connection on a conformant call.",
             groups: &["inline"],
             broken_by: &[("receive-buffers-1020", Outcome::Fail)],
+            precondition: None,
         },
         run: call_at_threshold,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/3.3.3/reply-at-threshold",
-            requirement: "As a basis for an initial exchange of RPC requests, each RPC-over-RDMA version 1 connection provides the ability to exchange at least one RPC message at a time, whose RPC Call and Reply messages are no more than 1024 bytes in size. ... In the absence of such a mechanism, senders and receives MUST assume the inline thresholds are 1024 bytes. ... (RFC 8797 4.2) The server uses the smaller of its own send size and the client's reported receive size as the server-to-client inline threshold.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/3.3.3#3"],
             acceptable: "a READ whose reply is exactly 1024 bytes (our receive size and the threshold) answered inline, with all the data, in one RDMA_MSG",
             rationale: "A responder that treats the threshold as exclusive refuses replies that fit, and a requester that offered no reply chunk gets an error.",
             groups: &["inline"],
             broken_by: &[("exclusive-reply-threshold", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_at_threshold,
     },

@@ -1,7 +1,6 @@
 //! The reply chunk (RFC 8166 3.5.3, 4.3.3): long replies through it, short replies inline,
 //! and a chunk too small for the reply.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
@@ -237,32 +236,31 @@ pub static CHECKS: [Check; 5] = [
     Check {
         info: CheckInfo {
             id: "rfc8166/3.5.3/long-reply-via-reply-chunk",
-            requirement: "A Responder chooses which form of reply to use based on the chunks provided by the Requester. ... If a Reply chunk was provided and the reduced Payload stream is larger than the reply inline threshold, the Responder MUST use the Requester-provided Reply chunk for the reply.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.5.3#1", "rfc8166/3.5.3#4", "~rfc8166/4.2.4#2", "~rfc8166/4.3.3#3"],
             acceptable: "RDMA_NOMSG whose reply chunk, returned with the handle and offset provided, holds the RPC reply, or an inline reply that fits 1024 bytes",
             rationale: "A responder that ignores the reply chunk overruns the requester's receive buffer.",
             groups: &["chunks", "reply-chunk"],
             broken_by: &[("ignore-reply-chunk", Outcome::Fail), ("reply-chunk-offset-advanced", Outcome::Fail)],
+            precondition: None,
         },
         run: long_reply_via_reply_chunk,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/4.3.3/reply-chunk-for-small-reply",
-            requirement: "If the Transport stream and Payload stream together are smaller than the reply inline threshold, the Responder MAY return the RPC Reply message as a Short message rather than using the Requester-provided Reply chunk. When a Requester provides a Reply chunk in an RPC Call message, the Responder MUST copy that chunk into the Transport header of the RPC Reply message. As with Write chunks, the Responder modifies the copied Reply chunk in the RPC Reply message to reflect the actual amount of data that is being returned in the Reply chunk.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/4.3.3#2", "rfc8166/4.3.3#3"],
             acceptable: "an inline RDMA_MSG whose reply chunk is the offered one (same handles and offsets, in order) with zero lengths, or the reply through the chunk; a reply chunk left out is a failure",
             rationale: "Requesters offer reply chunks whenever a reply might be long; most replies are short, and the copied chunk is how the requester learns none of it was used.",
             groups: &["chunks", "reply-chunk"],
             broken_by: &[("echo-reply-chunk-lengths", Outcome::Fail), ("omit-reply-chunk-echo", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_chunk_for_small_reply,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/4.5.4/reply-chunk-too-small",
-            requirement: "While a Responder is constructing an RPC Reply message or error message, an unrecoverable problem might occur that prevents the Responder from posting further RDMA Work Requests on behalf of that message. If a Responder is unable to construct and transmit an RPC Reply or RPC-over-RDMA error message, the Responder MUST close the connection to signal to the Requester that a reply was lost.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.5.3#1", "~rfc8166/4.5.3#1", "rfc8166/4.5.4#2", "rfc8797/3.1#1"],
             acceptable: "ERR_CHUNK (RFC 8166 4.5.3), a complete RPC reply that fits, or the connection closed; a truncated reply, a Send over 1024 bytes, or no reply on a connection kept open fail",
             rationale: "RFC 8166 4.5.3 names a reply chunk too small for the reply; a responder that neither reports it nor closes leaves the requester waiting, and a truncated reply corrupts it.",
             groups: &["chunks", "reply-chunk", "errors"],
@@ -271,30 +269,31 @@ pub static CHECKS: [Check; 5] = [
                 ("reply-chunk-truncated", Outcome::Fail),
                 ("drop-unsendable-reply", Outcome::Fail),
             ],
+            precondition: None,
         },
         run: reply_chunk_too_small,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/3.5.3/reply-chunk-roundup",
-            requirement: "XDR data items may appear in these special chunks without regard to their DDP-eligibility. As these chunks contain a Payload stream, such chunks MUST include appropriate XDR roundup padding to maintain proper XDR alignment of their contents.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/3.5.3#4", "rfc8166/3.5.3#5"],
             acceptable: "the reply in the reply chunk with the odd-length READ data followed by its 3-byte XDR pad, the returned length a multiple of 4",
             rationale: "A reply chunk holds a whole Payload stream: without the pad the requester's XDR decoder misreads or rejects it.",
             groups: &["chunks", "reply-chunk", "padding"],
             broken_by: &[("reply-chunk-unpadded", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_chunk_roundup,
     },
     Check {
         info: CheckInfo {
             id: "rfc8166/3.4.6/reply-chunk-segments",
-            requirement: "For each Write chunk provided by a Requester, the Responder pushes one data item to the Requester, filling the chunk contiguously and in segment array order until that data item has been completely written to the Requester. The Responder MUST copy the segment count and all segments from the Requester-provided Write chunk into the RPC Reply message's Transport header. As it does so, the Responder updates each segment length field to reflect the actual amount of data that is being returned in that segment.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/3.4.6#2", "~rfc8166/3.5.3#4", "~rfc8166/4.3.3#3"],
             acceptable: "a long reply through a reply chunk of 3 segments (RFC 8166 3.5.3: the Reply chunk is a special Write chunk) filled 400, 400 and the rest, copied with handles and offsets unchanged",
             rationale: "Requesters build reply chunks from scattered pages; writing past a segment's end is a remote access error that kills the connection.",
             groups: &["chunks", "reply-chunk"],
             broken_by: &[("reply-chunk-first-segment", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_chunk_segments,
     },

@@ -33,6 +33,10 @@ pub enum Outcome {
     Unsupported,
     /// Not run (deselected, a prerequisite failed, or the run was interrupted).
     Skipped,
+    /// Run, but not judged: the event that gives the peer its chance to break the statement
+    /// (the check's [`CheckInfo::precondition`]) did not happen, so a pass would say nothing.
+    /// Counted as a failure under `--strict`.
+    Inconclusive,
     /// Not judged: the check itself broke (its scenario panicked). A defect of the harness,
     /// never counted against the peer.
     Error,
@@ -46,6 +50,7 @@ impl Outcome {
             Outcome::Fail => "fail",
             Outcome::Unsupported => "unsupported",
             Outcome::Skipped => "skipped",
+            Outcome::Inconclusive => "inconclusive",
             Outcome::Error => "error",
         }
     }
@@ -119,6 +124,11 @@ impl Verdict {
     pub fn unsupported(expected: impl Into<String>, actual: impl Into<Actual>) -> Self {
         Verdict::new(Outcome::Unsupported, expected, actual)
     }
+
+    /// The check's precondition did not happen: `why` says what was missing.
+    pub fn inconclusive(expected: impl Into<String>, why: impl Into<Actual>) -> Self {
+        Verdict::new(Outcome::Inconclusive, expected, why)
+    }
 }
 
 /// What a check body returns. A step that cannot go on ends the check early with `?`: its
@@ -143,9 +153,11 @@ impl<T, E: Into<Actual>> OrFail<T> for Result<T, E> {
 pub struct CheckInfo {
     /// Stable ID from the spec section: `rfc8166/4.5.1/vers-mismatch`.
     pub id: &'static str,
-    /// The requirement, quoted from the spec.
-    pub requirement: &'static str,
-    pub key_word: KeyWord,
+    /// The statements of the requirements matrix this check judges (`rfc8166/4.5.1#1`), `~`
+    /// before one it judges only in part. The matrix's `checks` column is derived from these,
+    /// and the quote and key word a check shows come from the matrix ([`CheckInfo::requirement`]):
+    /// one source, tested verbatim against the specs.
+    pub judges: &'static [&'static str],
     /// The outcomes that pass, in words.
     pub acceptable: &'static str,
     /// Why the check matters, in one line.
@@ -156,9 +168,47 @@ pub struct CheckInfo {
     /// for server checks, the requester's for client checks) that breaks the requirement,
     /// with the outcome it must produce.
     pub broken_by: &'static [(&'static str, Outcome)],
+    /// The event that gives the peer its chance to break the requirement (a call after a
+    /// grant of 0, more than one call outstanding, ...), when the check's scenario cannot
+    /// make it happen by itself. A run whose transcript lacks it is
+    /// [`Outcome::Inconclusive`], never a pass.
+    pub precondition: Option<&'static str>,
 }
 
 impl CheckInfo {
+    /// The statements this check judges: (ID, whether only in part), as declared.
+    pub fn judged(&self) -> impl Iterator<Item = (&'static str, bool)> {
+        self.judges.iter().map(|j| match j.strip_prefix('~') {
+            Some(id) => (id, true),
+            None => (*j, false),
+        })
+    }
+
+    /// The requirement as the matrix quotes it: the text of each statement judged in full,
+    /// then (marked) those judged in part, each with its ID.
+    pub fn requirement(&self) -> String {
+        let mut parts: Vec<(bool, String)> = self
+            .judged()
+            .filter_map(|(id, partial)| {
+                let r = crate::requirements::by_id(id)?;
+                Some((partial, format!("{} ({id}{})", r.text, if partial { ", in part" } else { "" })))
+            })
+            .collect();
+        parts.sort_by_key(|(partial, _)| *partial);
+        parts.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(" ... ")
+    }
+
+    /// The strongest key word among the statements judged in full (in part when none is).
+    pub fn key_word(&self) -> KeyWord {
+        let of = |partial: bool| {
+            self.judged()
+                .filter(|(_, p)| *p == partial)
+                .filter_map(|(id, _)| crate::requirements::by_id(id).and_then(|r| key_word_of(&r.key_word)))
+                .min_by_key(|k| strength(*k))
+        };
+        of(false).or_else(|| of(true)).unwrap_or(KeyWord::May)
+    }
+
     /// The spec section part of the ID: `rfc8166/4.5.1`.
     pub fn section(&self) -> &'static str {
         self.id.rsplit_once('/').map_or(self.id, |(s, _)| s)
@@ -304,4 +354,56 @@ pub fn run_checks(
     progress: impl FnMut(Step<'_>),
 ) -> Vec<CheckResult> {
     health::run_watched(checks, &mut connector, options, interrupt, progress)
+}
+
+/// A matrix key word as the codec's [`KeyWord`] (lowercase as uppercase; REQUIRED and SHALL
+/// as MUST, RECOMMENDED as SHOULD, RFC 2119).
+fn key_word_of(s: &str) -> Option<KeyWord> {
+    Some(match s.to_ascii_uppercase().as_str() {
+        "MUST" | "REQUIRED" | "SHALL" => KeyWord::Must,
+        "MUST NOT" | "SHALL NOT" => KeyWord::MustNot,
+        "SHOULD" | "RECOMMENDED" => KeyWord::Should,
+        "SHOULD NOT" | "NOT RECOMMENDED" => KeyWord::ShouldNot,
+        "MAY" => KeyWord::May,
+        "OPTIONAL" => KeyWord::Optional,
+        _ => return None,
+    })
+}
+
+/// Strongest first: absolute requirements, then recommendations, then permissions.
+fn strength(k: KeyWord) -> u8 {
+    match k {
+        KeyWord::MustNot | KeyWord::Must => 0,
+        KeyWord::ShouldNot | KeyWord::Should => 1,
+        KeyWord::May | KeyWord::Optional => 2,
+    }
+}
+
+#[cfg(test)]
+mod key_word_tests {
+    use super::*;
+
+    fn info(judges: &'static [&'static str]) -> CheckInfo {
+        CheckInfo {
+            id: "x/1/y",
+            judges,
+            acceptable: "",
+            rationale: "",
+            groups: &[],
+            broken_by: &[],
+            precondition: None,
+        }
+    }
+
+    // rfc8166/3.3.1#2 is a MUST NOT, #3 a MAY; v2-01/4.2.2#1 says REQUIRED (RFC 2119: MUST).
+    #[test]
+    fn the_key_word_is_the_strongest_judged_in_full() {
+        assert_eq!(info(&["rfc8166/3.3.1#3", "rfc8166/3.3.1#2"]).key_word(), KeyWord::MustNot);
+        assert_eq!(info(&["rfc8166/3.3.1#3", "~rfc8166/3.3.1#2"]).key_word(), KeyWord::May);
+        assert_eq!(info(&["~rfc8166/3.3.1#2"]).key_word(), KeyWord::MustNot);
+        assert_eq!(info(&["v2-01/4.2.2#1"]).key_word(), KeyWord::Must);
+        let q = info(&["rfc8166/3.3.1#3", "~rfc8166/3.3.1#2"]).requirement();
+        assert!(q.starts_with("The requested and granted credit values MAY"), "{q}");
+        assert!(q.ends_with("(rfc8166/3.3.1#2, in part)"), "{q}");
+    }
 }

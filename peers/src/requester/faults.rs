@@ -113,3 +113,57 @@ crate::fault_switches! {
         private_data_offset_zero_only = "private-data-offset-zero-only",
     }
 }
+
+impl RequesterFaults {
+    /// The statements of the requirements matrix (`spec/section#n`) each fault breaks: what
+    /// proves that a client check failing under the fault judges the statement (conformance's
+    /// `proof`). A fault not listed proves no statement.
+    pub const BREAKS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("window-beyond-receives", &["rfc8166/3.3.1#5", "rfc5666/6#2"]),
+        ("burst-at-start", &["rfc8166/3.3.3#1", "rfc5666/6.1#2", "v2-01/5#1"]),
+        ("ignore-ccp-limits", &["rfc5666/6.2#3", "rfc5666/6.2#5"]),
+        ("exceed-grant", &["rfc8166/3.3.1#1"]),
+        ("ignore-grant-changes", &["rfc8166/3.3.1#1"]),
+        ("zero-grant-as-one", &["rfc8166/3.3.1#1"]),
+        ("discard-1024-reply", &["rfc8166/3.3.3#2"]),
+        ("assume-large-responder-receive", &["rfc8166/3.3.3#3", "rfc8797/5.1#1", "rfc8797/5.2#1"]),
+        ("reduce-ineligible", &["rfc8166/3.4.2#2", "rfc8166/6.1#1"]),
+        ("count-in-chunk", &["rfc8166/3.4.4.1#1"]),
+        ("read-chunk-extra", &["rfc8166/3.4.4.4#1", "rfc8166/3.4.5.2#2", "rfc8166/3.4.5.2#3"]),
+        ("read-chunk-roundup", &["rfc8166/3.4.5.2#1"]),
+        ("pad-left-inline", &["rfc8166/3.4.4.4#2"]),
+        ("unaligned-position", &["rfc8166/3.4.5#1", "rfc8166/3.4.5#2"]),
+        ("short-write-chunk", &["rfc8166/3.4.6#1", "rfc8166/4.3.2.2#2"]),
+        ("write-chunk-pad-segment", &["rfc8166/3.4.6.2#1"]),
+        ("oversized-inline", &["rfc8166/3.5.3#1", "rfc8797/3.1#1", "v2-01/2.3#2"]),
+        ("long-call-unpadded", &["rfc8166/3.5.3#5"]),
+        ("xid-mismatch", &["rfc8166/4.2.1#1"]),
+        ("bad-version-call", &["rfc8166/4.2.2#1"]),
+        ("nomsg-without-payload", &["rfc8166/4.2.4#2"]),
+        ("send-rdma-done", &["rfc8166/4.6.2#1"]),
+        ("no-reply-chunk", &["rfc8166/4.3.3#1"]),
+        ("accept-short-reply", &["rfc8166/4.5#1"]),
+        ("accept-bad-version-reply", &["rfc8166/4.5#3"]),
+        ("accept-unknown-proc-reply", &["rfc8166/4.5#3"]),
+        ("accept-chunk-misuse", &["rfc8166/4.5#3"]),
+        ("accept-undecodable-error", &["rfc8166/4.5#7"]),
+        ("accept-msgp-reply", &["rfc8166/4.6.1#2"]),
+        ("accept-done-reply", &["rfc8166/4.6.2#2"]),
+        ("keep-first-thresholds", &["rfc8797/4#1"]),
+        ("reject-reserved-bits", &["rfc8797/4#2"]),
+        ("own-reserved-bits", &["rfc8797/4#2"]),
+        ("v2-receive-1024", &["v2-01/2.3#1"]),
+        ("v2-msg-without-payload", &["v2-01/4.2.1#1"]),
+        ("v2-error-with-payload", &["v2-01/4.2.1#2"]),
+        ("v2-ignore-backward-calls", &["v2-01/4.2.2#1"]),
+        ("v2-call-direction-reply", &["v2-01/4.2.2#2"]),
+        ("v2-xmtreq-optdir-reply", &["v2-01/4.2.2#3"]),
+        ("v2-initxch-optdir-reply", &["v2-01/4.2.2#4"]),
+        ("v2-reconnect-after-negotiation", &["v2-01/5.2#1"]),
+    ];
+
+    /// The statements `fault` breaks ([`RequesterFaults::BREAKS`]).
+    pub fn breaks(fault: &str) -> &'static [&'static str] {
+        Self::BREAKS.iter().find(|(f, _)| *f == fault).map_or(&[], |(_, s)| s)
+    }
+}

@@ -3,6 +3,10 @@
 //! and the hidden `--fault` option.
 
 use rpcrdma_codec::check::{rules, Rule};
+use rpcrdma_codec::chunk::{ChunkLists, Segment};
+use rpcrdma_codec::xdr::pad4;
+
+use crate::ulp::UlpResults;
 
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference responder.
@@ -256,6 +260,202 @@ impl Faults {
             rules::READ_CHUNK_SPLIT,
         ];
         self.accept_xid_mismatch && *rule == rules::XID_MISMATCH || self.lenient_read_list && READ_LIST.contains(rule)
+    }
+}
+
+impl Faults {
+    /// The statements of the requirements matrix (`spec/section#n`) each fault breaks: what
+    /// proves that a check failing under the fault judges the statement (conformance's
+    /// `proof`), rather than a neighbouring rule. A fault not listed proves no statement.
+    pub const BREAKS: &'static [(&'static str, &'static [&'static str])] = &[
+        ("zero-credit", &["rfc8166/3.3.1#2"]),
+        ("short-receive-window", &["rfc8166/3.3.1#4", "rfc5666/6#2"]),
+        ("overgrant", &["rfc8166/3.3.1#4", "rfc5666/6#2"]),
+        ("receive-buffers-1020", &["rfc8166/3.3.3#2"]),
+        ("assume-large-peer-receive", &["rfc8166/3.3.3#3", "rfc8797/5.1#1", "rfc8797/5.2#1"]),
+        ("assume-peer-remote-invalidation", &["rfc8797/5.1#1", "rfc8797/5.2#1"]),
+        ("reduce-ineligible-results", &["rfc8166/3.4.2#2", "rfc8166/6.1#1"]),
+        // A requester MAY segment a chunk as it likes: a responder that reads only the first
+        // segment does not cope with that.
+        ("first-segment-only", &["rfc8166/3.4.4#1"]),
+        ("reduced-count-omitted", &["rfc8166/3.4.4.1#1"]),
+        ("write-chunk-preceding-item", &["rfc8166/3.4.4.4#1"]),
+        ("reduced-pad-left-inline", &["rfc8166/3.4.4.4#2"]),
+        ("write-chunk-offset-advanced", &["rfc8166/3.4.6#2"]),
+        ("drop-unused-write-chunks", &["rfc8166/3.4.6#2", "rfc8166/4.3.2.2#3", "rfc8166/4.3.2.3#1"]),
+        ("pad-write-chunk", &["rfc8166/3.4.6.2#2", "rfc8166/3.4.6.2#3"]),
+        ("write-chunk-length-padded", &["rfc8166/3.4.6.2#3"]),
+        ("ignore-reply-chunk", &["rfc8166/3.5.3#1", "rfc8166/3.5.3#4", "rfc8797/3.1#1", "v2-01/2.3#2"]),
+        ("reply-chunk-unpadded", &["rfc8166/3.5.3#5"]),
+        ("reply-chunk-offset-advanced", &["rfc8166/4.3.3#3"]),
+        ("echo-reply-chunk-lengths", &["rfc8166/4.3.3#3"]),
+        ("omit-reply-chunk-echo", &["rfc8166/4.3.3#3"]),
+        // A Long Message, RDMA_NOMSG and a position-zero chunk are the requester's to choose:
+        // a responder refusing them does not cope.
+        ("no-position-zero", &["rfc8166/3.5.3#3", "rfc8166/4#2", "rfc8166/6.1#2"]),
+        ("reply-wrong-version", &["rfc8166/4.2.2#1"]),
+        ("answer-error-and-done", &["rfc8166/4.2.4#4", "rfc8166/4.6.2#2"]),
+        ("echo-read-list", &["rfc8166/4.3.1#1"]),
+        ("write-list-ignored-with-reply-chunk", &["rfc8166/4.3.2#1"]),
+        ("later-items-inline", &["rfc8166/4.3.2#1"]),
+        ("answer-short-messages", &["rfc8166/4.5#1"]),
+        ("lenient-read-list", &["rfc8166/4.5#2"]),
+        ("no-err-chunk", &["rfc8166/4.5#2", "rfc8166/4.5.2#1", "rfc8166/4.6.1#2"]),
+        ("err-vers-wrong-xid", &["rfc8166/4.5#4"]),
+        ("err-vers-no-echo", &["rfc8166/4.5#5"]),
+        ("err-vers-bad-range", &["rfc8166/4.5.1#1"]),
+        ("ignore-bad-version", &["rfc8166/4.5.1#1"]),
+        ("v2-err-vers-v1-only", &["rfc8166/4.5.1#1"]),
+        ("accept-xid-mismatch", &["rfc8166/4.5.2#1"]),
+        ("drop-garbage-args", &["rfc8166/4.5.2#2"]),
+        ("drop-unsendable-reply", &["rfc8166/4.5.4#2"]),
+        ("reply-chunk-truncated", &["rfc8166/4.5.4#2"]),
+        ("write-chunk-truncated", &["rfc8166/4.5.4#2"]),
+        ("reply-msgp", &["rfc8166/4.6.1#1"]),
+        ("done-after-reply-chunk", &["rfc8166/4.6.2#1"]),
+        ("process-ineligible-chunks", &["rfc8166/6.1#3"]),
+        ("ccp-maxrdmaread-ignored", &["rfc5666/6.2#5"]),
+        // CCP is the requester's option: a responder answering CONF_RDMA without its reply does
+        // not cope with it.
+        ("ccp-empty-reply", &["rfc5666/6#3"]),
+        ("invalidate-without-r", &["rfc8797/3.2#2", "rfc8797/4.1#3"]),
+        ("invalidate-despite-own-r0", &["rfc8797/4.1#3"]),
+        ("invalidate-foreign-key", &["rfc8797/3.2#1", "rfc8797/4.1#2"]),
+        ("invalidate-previous-key", &["rfc8797/3.2#1", "rfc8797/4.1#2"]),
+        ("previous-private-data", &["rfc8797/4#1"]),
+        ("private-data-reserved-set", &["rfc8797/4#2"]),
+        ("private-data-reserved-rejected", &["rfc8797/4#2"]),
+        ("v2-inline-1024", &["v2-01/2.3#1"]),
+        ("v2-v1-inline-threshold", &["v2-01/2.3#2"]),
+        ("v2-no-inval-option", &["v2-01/3.1#3"]),
+        ("v2-wrong-direction", &["v2-01/4.2.2#2", "v2-01/4.2.2#3"]),
+        ("v2-reply-v1", &["v2-01/5.3#1"]),
+        ("v2-negotiation-closes", &["v2-01/5.2#1"]),
+        ("v2-rbsiz-change-closes", &["v2-01/5.2#1"]),
+        ("v2-no-bad-header", &["xcharext-02/2.1#2"]),
+        ("v2-undecodable-optional-answered", &["xcharext-02/2.1#1"]),
+        ("v2-ignore-xchars", &["xcharext-02/3.2#1"]),
+        ("v2-respxch-wrong-xid", &["xcharext-02/4.3#1"]),
+        ("v2-respxch-overlap", &["xcharext-02/4.3#2"]),
+        ("v2-group-out-of-order", &["rtrext-03/4.2#1"]),
+        ("v2-group-interleaved", &["rtrext-03/4.2#1"]),
+        ("v2-cont-wrong-xid", &["rtrext-03/9.4#1"]),
+    ];
+
+    /// The statements `fault` breaks ([`Faults::BREAKS`]).
+    pub fn breaks(fault: &str) -> &'static [&'static str] {
+        Self::BREAKS.iter().find(|(f, _)| *f == fault).map_or(&[], |(_, s)| s)
+    }
+}
+
+/// How the faults bend a reply's plan (`call.rs`: the write list, the inline payload, the
+/// choice of carrier, the echoed chunks). Each is the identity with its switch off.
+impl Faults {
+    /// `reduce-ineligible-results`: a reply with no DDP-eligible item has all its results
+    /// after the status word reduced into the first write chunk.
+    pub(super) fn reduce_ineligible(&self, results: &mut UlpResults, chunks: &ChunkLists<'_>) {
+        if self.reduce_ineligible_results
+            && results.ddp.is_none()
+            && results.head.len() > 4
+            && !chunks.writes.is_empty()
+        {
+            let rest = results.head.split_off(4);
+            results.ddp = Some(rest);
+        }
+    }
+
+    /// Which DDP-eligible item the `i`-th of `count` write chunks carries: the `i`-th
+    /// faithfully; `ddp-into-last-write-chunk` shifts the first item to the last chunk,
+    /// `later-items-inline` keeps every item after the first inline, and
+    /// `write-list-ignored-with-reply-chunk` leaves the write list unused when a reply chunk
+    /// is offered.
+    pub(super) fn write_list_item(&self, i: usize, count: usize, reply_offered: bool) -> Option<usize> {
+        if self.write_list_ignored_with_reply_chunk && reply_offered {
+            return None;
+        }
+        let first = if self.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
+        i.checked_sub(first).filter(|&k| !(k > 0 && self.later_items_inline))
+    }
+
+    /// The bytes written into a write chunk for item `k`: the item itself faithfully;
+    /// `write-chunk-preceding-item` puts the XDR item before it (READ3's eof) ahead of it,
+    /// and `pad-write-chunk` writes its XDR pad too.
+    pub(super) fn write_chunk_bytes(&self, k: usize, data: &[u8], head: &[u8]) -> Vec<u8> {
+        let mut item = data.to_vec();
+        if self.write_chunk_preceding_item && k == 0 && head.len() >= 8 {
+            let at = head.len() - 8;
+            item = [&head[at..at + 4], data].concat();
+        }
+        if self.pad_write_chunk {
+            item.resize(data.len() + pad4(data.len()), 0);
+        }
+        item
+    }
+
+    /// `write-chunk-offset-advanced`: the echoed segments' offsets moved past what was written.
+    pub(super) fn bend_write_chunk_echo(&self, segs: &mut [Segment]) {
+        if self.write_chunk_offset_advanced {
+            advance_offsets(segs);
+        }
+    }
+
+    /// Whether a write chunk's echo goes into the reply's write list: always faithfully;
+    /// `drop-unused-write-chunks` leaves unused ones out.
+    pub(super) fn keeps_write_chunk_echo(&self, segs: &[Segment]) -> bool {
+        !(self.drop_unused_write_chunks && segs.iter().all(|s| s.length == 0))
+    }
+
+    /// A reduced item in the Payload stream: its length word stays and its pad goes
+    /// faithfully (nothing to do); `reduced-count-omitted` drops the length word,
+    /// `reduced-pad-left-inline` leaves its pad.
+    pub(super) fn bend_reduced_item(&self, payload: &mut Vec<u8>, n: usize) {
+        if self.reduced_count_omitted {
+            payload.truncate(payload.len().saturating_sub(4));
+        }
+        if self.reduced_pad_left_inline {
+            payload.resize(payload.len() + pad4(n), 0);
+        }
+    }
+
+    /// Whether a reply of `len` bytes goes inline, given the faithful answer `fits`:
+    /// `exclusive-reply-threshold` takes the threshold as exclusive, `ignore-reply-chunk`
+    /// sends every reply inline.
+    pub(super) fn bend_fits_inline(&self, fits: bool, len: usize, threshold: usize) -> bool {
+        let fits = if self.exclusive_reply_threshold { len < threshold } else { fits };
+        fits || self.ignore_reply_chunk
+    }
+
+    /// The reply chunk an inline reply echoes, where a fault decides it: none with
+    /// `omit-reply-chunk-echo`, the offered lengths with `echo-reply-chunk-lengths`; None
+    /// leaves the faithful echo (zero lengths).
+    pub(super) fn inline_reply_chunk_echo(&self, offered: Option<&[Segment]>) -> Option<Option<Vec<Segment>>> {
+        if self.omit_reply_chunk_echo {
+            Some(None)
+        } else if self.echo_reply_chunk_lengths {
+            Some(offered.map(<[Segment]>::to_vec))
+        } else {
+            None
+        }
+    }
+
+    /// `reply-chunk-unpadded`: the first inline item's XDR pad stripped from a long reply.
+    pub(super) fn unpad_reply_chunk_payload(&self, payload: &mut Vec<u8>, pad_at: Option<(usize, usize)>) {
+        if let (true, Some((at, n))) = (self.reply_chunk_unpadded, pad_at) {
+            payload.drain(at..at + n);
+        }
+    }
+
+    /// `reply-chunk-offset-advanced`: the echoed reply chunk's offsets moved past what was written.
+    pub(super) fn bend_reply_chunk_echo(&self, echo: &mut [Segment]) {
+        if self.reply_chunk_offset_advanced {
+            advance_offsets(echo);
+        }
+    }
+}
+
+fn advance_offsets(segs: &mut [Segment]) {
+    for s in segs.iter_mut() {
+        s.offset += s.length as u64;
     }
 }
 

@@ -5,7 +5,6 @@
 //! never asks is unsupported, not failed.
 
 use rpcrdma_codec::ccp::{ConfigRdmaReply, CONF_RDMA, PROGRAM, VERSION};
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_peers::responder::Scenario;
 
@@ -107,12 +106,12 @@ pub static CHECKS: [ClientCheck; 2] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc5666/6.2/requester-within-maxcall",
-            requirement: "The server MAY return a maxcall_sendsize value that is smaller or larger than the client's request. The client MUST NOT send an inline call message larger than what the server will accept.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc5666/6.2#3"],
             acceptable: "after CONF_RDMA returns maxcall_sendsize 1024, no inline RPC call over 1024 bytes on that connection; no CONF_RDMA is unsupported",
             rationale: "A server that returned a smaller maxcall_sendsize posted receives that small: a larger inline call fails.",
             groups: &["client", "scenario", "ccp", "inline"],
             broken_by: &[("ignore-ccp-limits", Outcome::Fail)],
+            precondition: None,
         },
         scenario: Some(Scenario::CcpLimits),
         judge: within_maxcall,
@@ -120,12 +119,12 @@ pub static CHECKS: [ClientCheck; 2] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc5666/6.2/requester-no-reads-at-zero",
-            requirement: "If zero, the peer MUST NOT issue requests that require RDMA Read to satisfy, as no transfer will be possible.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc5666/6.2#5"],
             acceptable: "after CONF_RDMA returns maxrdmaread 0, no call with a read chunk on that connection; no CONF_RDMA is unsupported",
             rationale: "A server that allows no RDMA Read cannot fetch a read chunk: such a call cannot be served.",
             groups: &["client", "scenario", "ccp", "read-chunks"],
             broken_by: &[("ignore-ccp-limits", Outcome::Fail)],
+            precondition: None,
         },
         scenario: Some(Scenario::CcpLimits),
         judge: no_reads_at_zero,

@@ -4,7 +4,6 @@
 //! threshold it took: without usable private data, 1024 bytes (RFC 8797 5.1, 5.2; RFC 8166
 //! 3.3.3), and a call larger than that sent inline shows it used our sizes.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::private_data::{self, Lookup};
 use rpcrdma_codec::Profile;
 use rpcrdma_peers::responder::Scenario;
@@ -14,6 +13,11 @@ use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// RFC 8166 3.3.3: the inline threshold assumed without a mechanism to learn it.
 const DEFAULT_THRESHOLD: usize = 1024;
+
+/// What gives a requester the chance to send beyond the 1024-byte default threshold: a call
+/// larger than that in all ([`within_default`]).
+const LARGE_CALL: &str =
+    "a call over 1024 bytes in all (its Send and its read chunks): the workload writes more than 1024 bytes";
 
 /// The calls of `served`, in order, with the size of each Send.
 fn sends<'a>(served: &'a [&'a Served<'a>]) -> impl Iterator<Item = (usize, &'a crate::frame::Frame)> {
@@ -26,9 +30,10 @@ fn sends<'a>(served: &'a [&'a Served<'a>]) -> impl Iterator<Item = (usize, &'a c
 }
 
 /// No Send of the requester over 1024 bytes on `served` (connections where we gave no usable
-/// private data).
+/// private data). Judged only when some call was over 1024 bytes in all (its Send and its read
+/// chunks): with none, a requester assuming a larger threshold would have sent the same.
 fn within_default(served: &[&Served<'_>], want: &str) -> Judged {
-    let (mut n, mut largest) = (0usize, 0usize);
+    let (mut n, mut largest, mut whole) = (0usize, 0usize, 0u64);
     for (len, f) in sends(served) {
         if len > DEFAULT_THRESHOLD {
             let got = format!("a {len}-byte Send where the inline threshold is {DEFAULT_THRESHOLD} bytes: {f}");
@@ -36,11 +41,21 @@ fn within_default(served: &[&Served<'_>], want: &str) -> Judged {
         }
         n += 1;
         largest = largest.max(len);
+        let reads =
+            f.v1().and_then(|h| h.body.chunks()).map_or(0, |c| c.reads.iter().map(|r| r.target.length as u64).sum());
+        whole = whole.max(len as u64 + reads);
     }
     if n == 0 {
         return Err(Verdict::unsupported(want, "no call was observed"));
     }
-    let got = format!("{n} {}, the largest Send {largest} bytes", super::plural(n, "call"));
+    if whole <= DEFAULT_THRESHOLD as u64 {
+        let got = format!("{n} {}, none over {DEFAULT_THRESHOLD} bytes in all (the largest {whole}): the requester had nothing it could have sent inline beyond the threshold", super::plural(n, "call"));
+        return Err(Verdict::inconclusive(want, got));
+    }
+    let got = format!(
+        "{n} {}, the largest Send {largest} bytes (the largest call {whole} bytes in all)",
+        super::plural(n, "call")
+    );
     Ok(Verdict::pass(want, got))
 }
 
@@ -60,7 +75,7 @@ fn settings_on_reconnect(served: &[Served<'_>]) -> Judged {
     let want = "on a new connection accepted without private data, no Send over 1024 bytes (the earlier connection's 4096 forgotten)";
     let later: Vec<&Served<'_>> = served.iter().filter(|s| s.conn.responder_private_data.is_empty()).collect();
     if later.is_empty() {
-        return Err(Verdict::unsupported(want, "the requester did not reconnect after we closed the connection"));
+        return Err(Verdict::inconclusive(want, "the requester did not reconnect after we closed the connection"));
     }
     within_default(&later, want)
 }
@@ -130,12 +145,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/5.1/requester-no-private-data",
-            requirement: "In other words, the peer MUST behave as if a Private Data message was received in which (1) bit 15 of the Flags field is zero and (2) both Size fields contain the value zero. ... (RFC 8166 3.3.3) In the absence of such a mechanism, senders and receives MUST assume the inline thresholds are 1024 bytes.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.3.3#3", "rfc8797/5.1#1"],
             acceptable: "on connections we accept without private data, no Send over 1024 bytes",
             rationale: "A responder that sends no private data may post 1024-byte receives: a larger Send fails, and the connection with it.",
             groups: &["client", "scenario", "private-data", "inline"],
             broken_by: &[("assume-large-responder-receive", Outcome::Fail)],
+            precondition: Some(LARGE_CALL),
         },
         scenario: Some(Scenario::CmNoPrivateData),
         judge: no_private_data,
@@ -143,12 +158,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/5.2/requester-bad-identifier",
-            requirement: "If the RPC-over-RDMA version 1 CM Private Data Format Identifier is not present, an RPC-over-RDMA version 1 receiver MUST behave as if no RPC-over-RDMA version 1 CM Private Data has been provided.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8797/5.2#1"],
             acceptable: "on connections whose private data has the format identifier one bit off, no Send over 1024 bytes",
             rationale: "Private data without the identifier belongs to another layer: sizes read from it are noise.",
             groups: &["client", "scenario", "private-data", "inline"],
             broken_by: &[("assume-large-responder-receive", Outcome::Fail)],
+            precondition: Some(LARGE_CALL),
         },
         scenario: Some(Scenario::CmBadIdentifier),
         judge: bad_identifier,
@@ -156,12 +171,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/4/requester-ignores-reserved-bits",
-            requirement: "Reserved: This 7-bit field is unused. Senders MUST set these bits to zero, and receivers MUST ignore their value.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8797/4#2"],
             acceptable: "with our reserved bits all set, the connection used (a call over 1024 bytes sent inline shows our receive size used), and the requester's own reserved bits zero; no such call is unsupported",
             rationale: "Reserved bits are for a later format: a receiver that refuses them, or drops the sizes beside them, cannot talk to the next implementation.",
             groups: &["client", "scenario", "private-data"],
             broken_by: &[("reject-reserved-bits", Outcome::Fail), ("own-reserved-bits", Outcome::Fail)],
+            precondition: None,
         },
         scenario: Some(Scenario::CmReservedBits),
         judge: reserved_bits_ignored,
@@ -169,12 +184,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/4/requester-settings-on-reconnect",
-            requirement: "An implementation of the extension described in this document MUST be prepared for the settings to change upon a reconnection.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8797/4#1"],
             acceptable: "after we close a connection accepted with a 4096-byte receive size, the next, accepted without private data, carries no Send over 1024 bytes",
             rationale: "A responder restarted with other settings, or another server behind the same address, may post smaller receives than the connection before.",
             groups: &["client", "scenario", "private-data", "inline"],
             broken_by: &[("keep-first-thresholds", Outcome::Fail)],
+            precondition: Some("a new connection after we closed the one the scenario's call came on, with a call over 1024 bytes in all on it (its Send and its read chunks)"),
         },
         scenario: Some(Scenario::CmChangeOnReconnect),
         judge: settings_on_reconnect,
@@ -182,12 +197,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/5.2/requester-finds-identifier-at-offset",
-            requirement: "As part of connection establishment, the buffer containing the received Private Data is searched for the Format Identifier word. The offset of the Format Identifier is not restricted to any alignment. If the RPC-over-RDMA version 1 CM Private Data Format Identifier is not present, an RPC-over-RDMA version 1 receiver MUST behave as if no RPC-over-RDMA version 1 CM Private Data has been provided.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8797/5.2#1"],
             acceptable: "our private data after 5 octets of other data found: a call over 1024 bytes sent inline; not found (1024 assumed) is pass-lax, the search being described without a key word",
             rationale: "Other layers (MPA on iWARP) put private data of their own first; a requester that looks at offset 0 only loses our sizes, safely but needlessly.",
             groups: &["client", "scenario", "private-data", "inline"],
             broken_by: &[("private-data-offset-zero-only", Outcome::PassLax)],
+            precondition: None,
         },
         scenario: Some(Scenario::CmIdentifierAtOffset),
         judge: identifier_at_offset,

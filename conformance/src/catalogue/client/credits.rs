@@ -4,7 +4,6 @@
 //! that connection), or far more than the requester asked for (which it must not take as
 //! leave to expect more replies than it has receives posted for).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::responder::script::HUGE_GRANT;
 use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::WcStatus;
@@ -61,7 +60,9 @@ const NEVER_CAME: &str = "the scenario's call (an NFSv3 READ sent inline) never 
 
 /// Whether the requester sent nothing more on the connection after a grant of 0. A call that
 /// raced the reply (sent before the requester received it) counts too; the scenario's call is
-/// usually the only one outstanding.
+/// usually the only one outstanding. Judged only when some call followed the grant of 0 (on
+/// the connection, or on a new one): without one the requester had no chance to break the
+/// rule, and the result is inconclusive.
 fn nothing_beyond_zero_grant(served: &[Served<'_>]) -> Judged {
     let want =
         "after a reply grants 0 credits, no further call on that connection (a new connection starts with one credit)";
@@ -80,6 +81,10 @@ fn nothing_beyond_zero_grant(served: &[Served<'_>]) -> Judged {
     }
     let later = served.iter().skip_while(|s| !s.events.iter().any(|(_, e)| matches!(e, Seen::Injected { .. })));
     let elsewhere = later.skip(1).flat_map(|s| s.events.iter()).filter(|(_, e)| matches!(e, Seen::Call(_))).count();
+    if elsewhere == 0 {
+        let why = "no call followed the reply that granted 0, on that connection or a new one: the requester had nothing more to send, so it had no chance to go beyond the grant";
+        return Err(Verdict::inconclusive(want, why));
+    }
     Ok(Verdict::pass(
         want,
         format!(
@@ -103,7 +108,17 @@ fn receives_for_expected_replies(served: &[Served<'_>]) -> Judged {
         return Err(Verdict::fail(want, got));
     }
     if a.calls == 0 {
-        return Err(Verdict::unsupported(want, "no call followed the reply that granted more"));
+        return Err(Verdict::inconclusive(want, "no call followed the reply that granted more"));
+    }
+    // One call at a time needs one receive: a requester that trusted the grant over its
+    // receives could not have overrun them.
+    if a.worst < 2 {
+        let got = format!(
+            "{} {} after a grant of {HUGE_GRANT}, never more than one outstanding: no reply could have met a requester short of receives",
+            a.calls,
+            super::plural(a.calls, "call")
+        );
+        return Err(Verdict::inconclusive(want, got));
     }
     let got = format!(
         "{} {} after a grant of {HUGE_GRANT}, at most {} outstanding, each reply found a receive posted",
@@ -118,12 +133,12 @@ pub static CHECKS: [ClientCheck; 2] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.1/requester-zero-grant",
-            requirement: "A Requester MUST NOT send unacknowledged requests in excess of the Responder's granted credit limit. ... The granted value MUST NOT be zero, since such a value would result in deadlock. ... The number of allowed new requests the Requester may send is then the lower of the current requested and granted credit values, minus the number of requests in flight.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.3.1#1"],
             acceptable: "after a reply (and every later one) grants 0, no further call on that connection; reconnecting is the way on",
             rationale: "A grant of 0 is the responder's error, but it leaves no credit: a requester that treats it as one (as some do to avoid the deadlock) sends beyond the grant, where a new connection would start with one credit (3.3.3).",
             groups: &["client", "scenario", "credits"],
             broken_by: &[("zero-grant-as-one", Outcome::Fail)],
+            precondition: Some("a call after the reply that granted 0 (on that connection, or on a new one): the workload has more to send after the scenario's READ"),
         },
         scenario: Some(Scenario::ZeroGrant),
         judge: nothing_beyond_zero_grant,
@@ -131,12 +146,12 @@ pub static CHECKS: [ClientCheck; 2] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.1/requester-receives-for-grant",
-            requirement: "A Requester MUST maintain enough receive resources to accommodate expected replies. ... The number of allowed new requests the Requester may send is then the lower of the current requested and granted credit values, minus the number of requests in flight. ... (RFC 5666 6) The receiver MUST post sufficient, adequately buffers to avoid buffer overrun or capacity errors.",
-            key_word: KeyWord::Must,
+            judges: &["rfc5666/6#2", "rfc8166/3.3.1#5"],
             acceptable: "after replies grant 1024 credits, no reply of ours meets a requester with no receive posted (receiver not ready)",
             rationale: "A grant is leave to send, not a promise of replies the requester can take: one that sends up to the grant beyond its own receives has the replies it expects fail with receiver not ready, and the connection with them.",
             groups: &["client", "scenario", "credits"],
             broken_by: &[("window-beyond-receives", Outcome::Fail)],
+            precondition: Some("more than one call outstanding at once after the reply that granted 1024 credits"),
         },
         scenario: Some(Scenario::HugeGrant),
         judge: receives_for_expected_replies,

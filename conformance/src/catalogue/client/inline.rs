@@ -2,7 +2,6 @@
 //! responder's reply to an NFSv3 READ of 1024 bytes or more asked without a write chunk is
 //! cut to exactly 1024 bytes (a short read), and the requester must take it as the reply.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::responder::script::INLINE_1024;
 use rpcrdma_peers::responder::Scenario;
 
@@ -61,12 +60,12 @@ fn reply_at_1024_taken(served: &[Served<'_>]) -> Judged {
 pub static CHECKS: [ClientCheck; 1] = [ClientCheck {
     info: CheckInfo {
         id: "rfc8166/3.3.3/requester-reply-at-1024",
-        requirement: "Receiver implementations MUST support inline thresholds of 1024 bytes but MAY support larger inline thresholds values.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.3.3#2"],
         acceptable: "a reply of exactly 1024 bytes (a READ's data cut short to fit) taken as the call's reply: the call not sent again",
         rationale: "The threshold is inclusive: a requester that drops a 1024-byte message (or posts receives one byte short) retransmits a call whose reply every responder may send inline.",
         groups: &["client", "scenario", "inline"],
         broken_by: &[("discard-1024-reply", Outcome::Fail)],
+        precondition: None,
     },
     scenario: Some(Scenario::Reply1024),
     judge: reply_at_1024_taken,

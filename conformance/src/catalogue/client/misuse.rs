@@ -4,14 +4,11 @@
 //! reply (RFC 8166 4.5), which the requester must discard: the call is then sent again, as in
 //! the other discard scenarios.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::responder::Scenario;
 
 use super::scenarios::injected_message_discarded;
 use super::ClientCheck;
 use crate::engine::{CheckInfo, Outcome};
-
-const REQUIREMENT: &str = "A receiver performs basic validity checks on the RPC-over-RDMA header and chunk contents before it passes the RPC message to the RPC layer. ... If errors are detected in the RPC-over-RDMA header of an RPC Reply message, a Requester MUST silently discard the message.";
 
 const RATIONALE: &str = "A reply that claims more than the requester offered says data landed where none could: a requester that passes it up hands the RPC layer lengths its memory does not back; one that discards it sends the call again after its timeout.";
 
@@ -19,12 +16,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-longer-write-chunk",
-            requirement: REQUIREMENT,
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#3"],
             acceptable: "a READ's reply returning its write segment 4096 bytes longer than offered is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "write-chunks"],
             broken_by: &[("accept-chunk-misuse", Outcome::Fail)],
+            precondition: Some(super::scenarios::DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyLongerWriteChunk),
         judge: injected_message_discarded,
@@ -32,12 +29,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-extra-write-chunk",
-            requirement: REQUIREMENT,
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#3"],
             acceptable: "a READ's reply returning two write chunks where the call offered one is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "write-chunks"],
             broken_by: &[("accept-chunk-misuse", Outcome::Fail)],
+            precondition: Some(super::scenarios::DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyExtraWriteChunk),
         judge: injected_message_discarded,
@@ -45,12 +42,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-unoffered-reply-chunk",
-            requirement: REQUIREMENT,
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#3"],
             acceptable: "a READ's reply returning a reply chunk the call did not offer is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "reply-chunk"],
             broken_by: &[("accept-chunk-misuse", Outcome::Fail)],
+            precondition: Some(super::scenarios::DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyUnofferedReplyChunk),
         judge: injected_message_discarded,

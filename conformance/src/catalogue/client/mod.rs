@@ -24,7 +24,7 @@ pub use served::{transcript, Seen, Served};
 
 use std::time::Duration;
 
-use rpcrdma_codec::check::{rules, KeyWord, Rule};
+use rpcrdma_codec::check::{rules, Rule};
 use rpcrdma_codec::private_data::{self, Lookup};
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_codec::Profile;
@@ -267,12 +267,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8797/4/requester-private-data",
-            requirement: "Format Identifier: ... the value of this field is always 0xf6ab0e18 ... Reserved: This 7-bit field is unused. Senders MUST set these bits to zero, and receivers MUST ignore their value.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8797/1#1", "~rfc8797/4#2"],
             acceptable: "RFC 8797 private data of version 1 with the reserved bits zero; none at all is unsupported",
             rationale: "A server sizes its replies from the client's advertised receive size.",
             groups: &["client", "private-data"],
             broken_by: &[("bad-private-data", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: private_data_valid,
@@ -280,12 +280,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.6/requester-no-retired-procs",
-            requirement: "(4.6.1) Therefore, senders MUST NOT send RDMA_MSGP procedures. ... (4.6.2) Therefore, senders MUST NOT send RDMA_DONE messages. ... (4.2.4) A Requester MUST NOT send an RPC-over-RDMA header with the RDMA_ERROR procedure.",
-            key_word: KeyWord::MustNot,
+            judges: &["~rfc8166/4.2.4#3", "~rfc8166/4.6.1#1", "rfc8166/4.6.2#1"],
             acceptable: "only RDMA_MSG and RDMA_NOMSG from the requester",
             rationale: "Retired procedures are not interoperable; errors from requesters loop.",
             groups: &["client", "header"],
             broken_by: &[("send-rdma-done", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: no_retired_procs,
@@ -293,12 +293,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.2.1/requester-xid-match",
-            requirement: "This XID MUST be the same as the XID in the RPC message.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.2.1#1"],
             acceptable: "rdma_xid equal to the RPC xid in every RDMA_MSG call",
             rationale: "A mismatch is an XDR error every responder must refuse.",
             groups: &["client", "header"],
             broken_by: &[("xid-mismatch", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: xid_match,
@@ -306,12 +306,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.5/requester-positions",
-            requirement: "The Position field in a read segment indicates where the containing Read chunk starts in the Payload stream. The value in this field MUST be a multiple of four.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.4.5#1", "rfc8166/3.4.5#2"],
             acceptable: "aligned positions within the payload, chunks not overlapping",
             rationale: "Responders refuse such calls with ERR_CHUNK.",
             groups: &["client", "read-chunks"],
             broken_by: &[("unaligned-position", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: positions_aligned,
@@ -319,12 +319,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.2.4/requester-nomsg-payload",
-            requirement: "Though any of these MAY be marked as not present, one MUST be present and MUST hold the Payload stream for this RPC-over-RDMA message.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.2.4#2"],
             acceptable: "a position-zero read chunk in every RDMA_NOMSG call",
             rationale: "Without it the responder has no call to process.",
             groups: &["client", "read-chunks"],
             broken_by: &[("nomsg-without-payload", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: nomsg_carries_payload,
@@ -332,12 +332,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.1/requester-within-grant",
-            requirement: "A Requester MUST NOT send unacknowledged requests in excess of the Responder's granted credit limit.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.3.1#1"],
             acceptable: "never more outstanding calls than the grant",
             rationale: "Exceeding the grant hits receiver-not-ready and kills the connection.",
             groups: &["client", "credits"],
             broken_by: &[("exceed-grant", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: within_grant,
@@ -345,12 +345,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.5.3/requester-inline-threshold",
-            requirement: "If there are no DDP-eligible data items in the Payload stream, or the Payload stream is still too large after it has been reduced, the RDMA transport MUST use RDMA Read or Write operations to convey the Payload stream itself.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.5.3#1", "rfc8797/3.1#1"],
             acceptable: "no receive failure at the responder",
             rationale: "An oversized Send fails the connection.",
             groups: &["client", "inline"],
             broken_by: &[("oversized-inline", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: inline_within_threshold,
@@ -358,12 +358,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.6.2/requester-write-chunk-size",
-            requirement: "When provisioning a Write chunk for a variable-length result data item, the Requester SHOULD NOT include additional space for XDR roundup padding.",
-            key_word: KeyWord::ShouldNot,
+            judges: &["rfc8166/3.4.6.2#1"],
             acceptable: "write chunks no longer than the READ count (longer is pass-lax)",
             rationale: "Linux clients before 4.9 added a pad segment; responders must cope, requesters should not.",
             groups: &["client", "write-chunks", "padding"],
             broken_by: &[("write-chunk-pad-segment", Outcome::PassLax)],
+            precondition: None,
         },
         scenario: None,
         judge: write_chunk_no_pad_space,
@@ -371,12 +371,12 @@ pub static CHECKS: [ClientCheck; 9] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.3.3/requester-reply-chunk",
-            requirement: "A Requester MUST provide a Reply chunk whenever the maximum possible size of the RPC Reply message's Transport and Payload streams is larger than the inline threshold for messages from Responder to Requester.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.3.3#1"],
             acceptable: "a reply chunk on READDIR or READDIRPLUS with a count over the threshold, and on READ without a write chunk",
             rationale: "Otherwise the responder cannot send a long reply at all.",
             groups: &["client", "reply-chunk"],
             broken_by: &[("no-reply-chunk", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: reply_chunk_when_needed,

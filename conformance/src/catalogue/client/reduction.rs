@@ -4,7 +4,6 @@
 //! data length word left inline and its pad removed, position-zero chunks padded, and
 //! rdma_vers 1.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_WRITE};
 
@@ -133,12 +132,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.4.1/requester-count-stays-inline",
-            requirement: "If a chunk contains a counted array data type, the count of array elements MUST remain in the Payload stream, while the array elements MUST be moved to the chunk.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.4.4.1#1"],
             acceptable: "each WRITE with its data in a read chunk keeps the data's length word inline, equal to the count",
             rationale: "A responder rebuilds the arguments from the payload and the chunk: a length word moved into the chunk shifts every byte after it.",
             groups: &["client", "read-chunks"],
             broken_by: &[("count-in-chunk", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: count_stays_inline,
@@ -146,12 +145,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.4.4/requester-no-roundup-inline",
-            requirement: "When a variable-length XDR data item is reduced, the sender MUST remove XDR roundup padding for that data item from the Payload stream so that data items remaining in the Payload stream begin on four-byte alignment.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.4.4.4#2"],
             acceptable: "each WRITE with its data in a read chunk ends its inline arguments at the data's length word",
             rationale: "A pad left behind misaligns the rest of the payload stream, and the position of the chunk with it.",
             groups: &["client", "read-chunks", "padding"],
             broken_by: &[("pad-left-inline", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: no_roundup_left,
@@ -159,12 +158,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.5.3/requester-long-call-padded",
-            requirement: "As these chunks contain a Payload stream, such chunks MUST include appropriate XDR roundup padding to maintain proper XDR alignment of their contents.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.5.3#5"],
             acceptable: "each position-zero read chunk a multiple of four bytes long",
             rationale: "An RPC message is a whole number of XDR words: a chunk without its last pad is cut short, and the responder's decoding fails.",
             groups: &["client", "read-chunks", "padding"],
             broken_by: &[("long-call-unpadded", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: long_call_padded,
@@ -172,12 +171,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.2/requester-reduces-eligible-only",
-            requirement: "All other XDR data items MUST NOT be reduced. ... (6.1) Senders MUST NOT reduce data items that are not DDP-eligible.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.4.2#2", "rfc8166/6.1#1"],
             acceptable: "read chunks past position zero only in NFSv3 WRITE and SYMLINK, write chunks only in READ and READLINK (RFC 8267 4); other programs are not judged",
             rationale: "A responder only looks for reduced items where the Upper-Layer Binding allows them: any other reduction is an argument it cannot rebuild.",
             groups: &["client", "read-chunks", "write-chunks"],
             broken_by: &[("reduce-ineligible", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: eligible_only,
@@ -185,12 +184,12 @@ pub static CHECKS: [ClientCheck; 5] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.2.2/requester-version-one",
-            requirement: "For RPC-over-RDMA version 1, this field MUST contain the value one (1).",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.2.2#1"],
             acceptable: "rdma_vers 1 in every call (2 where the requester speaks Version Two); any other value fails",
             rationale: "No other version is defined: a call with another rdma_vers is a Version One call with a wrong version field, answered ERR_VERS.",
             groups: &["client", "header"],
             broken_by: &[("bad-version-call", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: version_one,

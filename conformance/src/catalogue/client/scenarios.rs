@@ -11,7 +11,6 @@
 //! Each check judges only the connections of its own scenario, so one broken reaction cannot
 //! hide another.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::responder::Scenario;
 
 use super::{ClientCheck, Seen, Served};
@@ -51,12 +50,12 @@ pub(super) fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
             "the call {xid:#010x} was not sent again before the observation ended ({others} other {} followed)",
             super::plural(others, "call")
         );
-        return Err(Verdict::unsupported(want, got));
+        return Err(Verdict::inconclusive(want, got));
     }
     // Closed, having sent nothing else: taken as the answer, or abandoned; we cannot tell.
     if others == 0 {
         let got = format!("the requester closed the connection without sending the call {xid:#010x} again");
-        return Err(Verdict::unsupported(want, got));
+        return Err(Verdict::inconclusive(want, got));
     }
     let got = format!(
         "the call {xid:#010x} was never sent again: the requester went on with {others} other {} and closed the connection, taking the injected message as its answer",
@@ -102,10 +101,14 @@ fn within_shrunk_grant(served: &[Served<'_>]) -> Judged {
         return Err(Verdict::unsupported(want, "the scenario's call (an NFSv3 READ sent inline) never came"));
     }
     if calls == 0 {
-        return Err(Verdict::unsupported(want, "no call followed the reply that shrank the grant"));
+        return Err(Verdict::inconclusive(want, "no call followed the reply that shrank the grant"));
     }
     Ok(Verdict::pass(want, format!("{calls} calls after the grant shrank to {grant}, at most {worst} outstanding")))
 }
+
+/// What gives a requester the chance to take an injected message as its answer, or to show
+/// it discarded it ([`injected_message_discarded`]).
+pub(super) const DISCARD_PRECONDITION: &str = "after the injected message, the call sent again, or other calls and the connection closed: a requester still waiting at the end of the observation has shown neither";
 
 const RATIONALE: &str = "A requester that takes such a message as the call's answer completes the call with garbage; one that discards it keeps the call outstanding and sends it again after its timeout.";
 
@@ -113,12 +116,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-short-reply",
-            requirement: "If an incoming RPC-over-RDMA message is not as long as a minimal size RPC-over-RDMA header (28 bytes), the receiver cannot trust the value of the XID field; therefore, it MUST silently discard the message before performing any parsing.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#1"],
             acceptable: "the reply cut to 24 bytes (its XID intact) is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-short-reply", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ShortReply),
         judge: injected_message_discarded,
@@ -126,12 +129,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-bad-header",
-            requirement: "If errors are detected in the RPC-over-RDMA header of an RPC Reply message, a Requester MUST silently discard the message.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#3"],
             acceptable: "the reply with rdma_vers 0 is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-bad-version-reply", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyBadVersion),
         judge: injected_message_discarded,
@@ -139,12 +142,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-unknown-proc",
-            requirement: "If errors are detected in the RPC-over-RDMA header of an RPC Reply message, a Requester MUST silently discard the message. ... (4.5.2) Examples of such errors include an invalid value in the rdma_proc field;",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#3"],
             acceptable: "the reply with rdma_proc 5 (no Version One procedure) is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-unknown-proc-reply", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyUnknownProc),
         judge: injected_message_discarded,
@@ -152,12 +155,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.5/requester-discards-undecodable-error",
-            requirement: "A receiver MUST silently discard an RDMA_ERROR procedure that it cannot decode.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5#7"],
             acceptable: "an RDMA_ERROR with rdma_err 3 (neither ERR_VERS nor ERR_CHUNK) is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-undecodable-error", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::UndecodableError),
         judge: injected_message_discarded,
@@ -165,12 +168,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.6.1/requester-discards-msgp",
-            requirement: "When receiving an RDMA_MSGP procedure, ... Requesters MUST silently discard the message.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.6.1#2"],
             acceptable: "the reply with rdma_proc RDMA_MSGP is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-msgp-reply", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyMsgp),
         judge: injected_message_discarded,
@@ -178,12 +181,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/4.6.2/requester-discards-done",
-            requirement: "Receivers MUST silently discard RDMA_DONE messages.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.6.2#2"],
             acceptable: "an RDMA_DONE with the call's XID, in place of the reply, is discarded: the call is sent again",
             rationale: RATIONALE,
             groups: &["client", "scenario", "header"],
             broken_by: &[("accept-done-reply", Outcome::Fail)],
+            precondition: Some(DISCARD_PRECONDITION),
         },
         scenario: Some(Scenario::ReplyDone),
         judge: injected_message_discarded,
@@ -191,12 +194,12 @@ pub static CHECKS: [ClientCheck; 7] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.1/requester-within-shrunk-grant",
-            requirement: "A Requester MUST NOT send unacknowledged requests in excess of the Responder's granted credit limit. ... RPC calls complete in any order, but the current granted credit limit at the Responder is known to the Requester from RDMA Send ordering properties.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc8166/3.3.1#1"],
             acceptable: "after a reply grants 1 credit (and every later one too), never more than 1 call outstanding",
             rationale: "A responder may reduce its grant (3.3.1, e.g. for a shared receive queue); a requester still sending to the old grant overruns its receives.",
             groups: &["client", "scenario", "credits"],
             broken_by: &[("ignore-grant-changes", Outcome::Fail)],
+            precondition: Some("a call after the reply that shrank the grant"),
         },
         scenario: Some(Scenario::ShrinkGrant),
         judge: within_shrunk_grant,

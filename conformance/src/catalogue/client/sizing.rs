@@ -3,7 +3,6 @@
 //! without its XDR pad (3.4.5.2), and one call at a time until the first reply brings the
 //! real credit grant (3.3.3).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_WRITE};
 
 use super::{calls, nfs3_call, read_count, ClientCheck, Seen, Served};
@@ -99,12 +98,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.6/requester-write-chunk-covers-read",
-            requirement: "Thus, it MUST register Write chunks long enough to accommodate the maximum possible size of each returned data item.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.4.6#1", "rfc8166/4.3.2.2#2"],
             acceptable: "write chunks at least as long as each READ's count",
             rationale: "A responder cannot put a result into a chunk too small for it: the READ fails (ERR_CHUNK or a system error) where it would have succeeded.",
             groups: &["client", "write-chunks"],
             broken_by: &[("short-write-chunk", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: write_chunk_covers_read,
@@ -112,12 +111,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.4.5.2/requester-read-chunk-length",
-            requirement: "When reducing a variable-length argument data item, the Requester SHOULD NOT include the data item's XDR roundup padding in the chunk. ... If the Requester chooses to include roundup padding in a Read chunk, the chunk's total length MUST be the sum of the encoded length of the data item and the length of the roundup padding. ... If the sender chooses not to include roundup padding in the chunk, the chunk's total length MUST be the same as the encoded length of the data item. ... (3.4.4.4) Except in special cases (covered in Section 3.5.3), a chunk MUST contain exactly one XDR data item.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/3.4.4.4#1", "rfc8166/3.4.5.2#1", "rfc8166/3.4.5.2#2", "rfc8166/3.4.5.2#3"],
             acceptable: "read chunks as long as the WRITE's count; the count rounded up to four is pass-lax",
             rationale: "A responder rebuilds the argument from the chunk: a length that is neither makes the arguments inconsistent (GARBAGE_ARGS, RFC 8166 4.5.2).",
             groups: &["client", "read-chunks"],
             broken_by: &[("read-chunk-roundup", Outcome::PassLax), ("read-chunk-extra", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: read_chunk_length,
@@ -125,12 +124,12 @@ pub static CHECKS: [ClientCheck; 3] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8166/3.3.3/requester-one-call-at-start",
-            requirement: "A Responder MAY exceed this basic level of configuration, but a Requester MUST NOT assume more than one credit is available and MUST receive a valid reply from the Responder carrying the actual number of available credits, prior to sending its next request. ... (RFC 5666 6.1) The server MAY exceed this basic level of configuration, but the client MUST NOT assume more than one, and MUST receive a valid reply from the server carrying the actual number of available receive messages, prior to sending its next request.",
-            key_word: KeyWord::MustNot,
+            judges: &["rfc5666/6.1#2", "rfc8166/3.3.3#1"],
             acceptable: "one call on a new connection until its reply, then as many as the grant",
             rationale: "Until the first reply the requester does not know the grant; a responder that granted one credit has one receive posted, and a second Send meets none (receiver not ready).",
             groups: &["client", "credits"],
             broken_by: &[("burst-at-start", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: one_call_at_start,

@@ -5,7 +5,6 @@
 //! One is active: in `v2-backward-call` the responder calls the requester (backward direction)
 //! before its reply to the first NFSv3 READ sent inline, and the check judges the answer.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v2::{MsgType, Proc, VERSION};
 use rpcrdma_peers::responder::Scenario;
@@ -328,12 +327,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/5/requester-one-at-start",
-            requirement: "As with RPC-over-RDMA Version One, a requester MUST assume the ability to exchange only a single RPC-over-RDMA message at a time until it receives a non-error RPC-over-RDMA message from the responder that reports the responder's actual credit limit.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/5#1"],
             acceptable: "one message (the same one sent again counts once) until a non-error reply",
             rationale: "Until the version is agreed the requester knows neither the grant nor the threshold; a second Send may meet no receive.",
             groups: &["client", "v2", "credits"],
             broken_by: &[("burst-at-start", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: one_message_at_start,
@@ -341,12 +340,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/5.2/requester-keeps-connection",
-            requirement: "To permit inline threshold values to change during negotiation of protocol version, RPC-over-RDMA Version Two implementations MUST allow inline threshold values to change without triggering a connection loss.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/5.2#1"],
             acceptable: "further calls on the connection whose first reply agreed Version Two",
             rationale: "A requester that reconnects at the threshold change negotiates again on every connection.",
             groups: &["client", "v2", "inline"],
             broken_by: &[("v2-reconnect-after-negotiation", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: connection_kept,
@@ -354,12 +353,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/2.3/requester-receives-4096",
-            requirement: "RPC-over-RDMA Version Two receiver implementations MUST support an inline threshold of 4096 bytes, but MAY support larger inline threshold values.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/2.3#1"],
             acceptable: "the requester goes on on the same connection after each inline reply of 1025 to 4096 bytes",
             rationale: "A responder sends replies up to 4096 bytes inline once Version Two is agreed; a requester with smaller receives loses the connection.",
             groups: &["client", "v2", "inline"],
             broken_by: &[("v2-receive-1024", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: receives_4096,
@@ -367,12 +366,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/2.3/requester-inline-4096",
-            requirement: "In the absense of such a mechanism, senders MUST assume a receiver's inline threshold is 4096 bytes.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/2.3#2"],
             acceptable: "no Send over 4096 bytes (or over our RFC 8797 receive size, if larger), no receive failure",
             rationale: "A larger Send overruns the responder's receive and fails the connection.",
             groups: &["client", "v2", "inline"],
             broken_by: &[("oversized-inline", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: inline_within_4096,
@@ -380,12 +379,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.1/requester-msg-payload",
-            requirement: "When the rdma_proc field has the value RDMA2_MSG, an RPC Payload Stream MUST follow the Transport Header Stream in the Send buffer.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.1#1"],
             acceptable: "a payload after every RDMA2_MSG header",
             rationale: "An RDMA2_MSG without payload carries no call; RDMA2_NOMSG is for calls in a read chunk.",
             groups: &["client", "v2", "header"],
             broken_by: &[("v2-msg-without-payload", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: msg_carries_payload,
@@ -393,12 +392,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.1/requester-error-no-payload",
-            requirement: "When the rdma_proc field has the value RDMA2_ERROR, an RPC Payload Stream MUST NOT follow the Transport Header Stream.",
-            key_word: KeyWord::MustNot,
+            judges: &["v2-01/4.2.1#2"],
             acceptable: "no RDMA2_ERROR followed by a payload (the reference requester sends none at all)",
             rationale: "A requester sends no RDMA2_ERROR (RFC 8166 4.2.4 via 4.2.3); one that carries a payload is malformed too.",
             groups: &["client", "v2", "header"],
             broken_by: &[("v2-error-with-payload", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: error_without_payload,
@@ -406,12 +405,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.2/requester-direction",
-            requirement: "When the rdma_proc field has the value RDMA2_MSG or RDMA2_NOMSG, the value of the rdma_direction field MUST be the same as the value of the associated RPC message's msg_type field.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.2#2"],
             acceptable: "rdma_direction CALL on every RDMA2_MSG carrying an RPC call (RDMA2_NOMSG calls, whose RPC message is in a read chunk, are not judged)",
             rationale: "A responder tells forward calls from backward replies by rdma_direction; a wrong one is a header error.",
             groups: &["client", "v2", "header"],
             broken_by: &[("v2-call-direction-reply", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: direction_is_msg_type,
@@ -419,12 +418,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.2/requester-optdir-call",
-            requirement: "When the rdma_proc field has the value RDMA2_OPTIONAL and no RPC message payload is present, a Requester MUST set the value of the rdma_optdir field to CALL, and a Responder MUST set the value of the rdma_optdir field to REPLY.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.2#4"],
             acceptable: "rdma_optdir CALL on every RDMA2_OPTIONAL without payload (the reference requester's ROPT_INITXCH)",
             rationale: "rdma_optdir is the only direction an RDMA2_OPTIONAL without payload has (3.2).",
             groups: &["client", "v2", "header"],
             broken_by: &[("v2-initxch-optdir-reply", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: optional_without_payload_is_call,
@@ -432,12 +431,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.2/requester-optdir-payload",
-            requirement: "When the rdma_proc field has the value RDMA2_OPTIONAL and a whole or partial RPC message payload is present, the value of the rdma_optdir field MUST be the same as the value of the associated RPC message's msg_type field.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.2#3"],
             acceptable: "rdma_optdir CALL on every RDMA2_OPTIONAL that begins an RPC call (the reference requester's ROPT_XMTREQ); continuations are not judged",
             rationale: "A receiver tells a forward call from a backward reply by rdma_optdir before it reassembles the payload.",
             groups: &["client", "v2", "header"],
             broken_by: &[("v2-xmtreq-optdir-reply", Outcome::Fail)],
+            precondition: None,
         },
         scenario: None,
         judge: optional_payload_direction,
@@ -445,12 +444,12 @@ pub static CHECKS: [ClientCheck; 10] = [
     ClientCheck {
         info: CheckInfo {
             id: "v2-01/4.2.2/requester-backward-direction",
-            requirement: "Implementations of RPC-over-RDMA Version Two are REQUIRED to support backwards direction operation as described in [I-D.ietf-nfsv4-rpcrdma-bidirection]. ... When the rdma_proc field has the value RDMA2_MSG or RDMA2_NOMSG, the value of the rdma_direction field MUST be the same as the value of the associated RPC message's msg_type field.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.2#1"],
             acceptable: "a CB_NULL backward call (RDMA2_MSG, rdma_direction CALL) answered on the same connection with an RDMA2_MSG, rdma_direction REPLY, carrying an RPC reply (PROG_UNAVAIL will do)",
             rationale: "Callbacks (NFSv4.1 and later) need the backward direction; a requester that drops backward calls leaves the responder's caller waiting.",
             groups: &["client", "v2", "scenario", "backward"],
             broken_by: &[("v2-ignore-backward-calls", Outcome::Fail)],
+            precondition: None,
         },
         scenario: Some(Scenario::BackwardCall),
         judge: backward_call_answered,

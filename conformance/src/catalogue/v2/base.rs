@@ -1,7 +1,6 @@
 //! The base draft (v2-01): negotiation, rdma_direction, the same version in replies as in
 //! calls, and error handling as in Version One with the Version Two codes.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
 use rpcrdma_codec::xcharext::{self, ReqXch, UpdXch, XcharSpec, XcharVal};
@@ -131,10 +130,6 @@ fn error_discarded(ctx: &mut Ctx) -> Judged {
 
 // ---------------------------------------------------------------------------------------------
 
-const V2_3_1_INVAL: &str = "When an implementation does not recognize or support the value contained in the \
-    rdma_opttype field, it MUST send an RPC-over-RDMA message with the rdma_xid field set to the same value as the \
-    erroneous message, the rdma_proc field set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.";
-
 fn inline_4096_call(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let want =
@@ -256,13 +251,7 @@ pub(super) const CHECKS: [Check; 11] = [
     Check {
         info: CheckInfo {
             id: "v2-01/5.2/optional-first-message",
-            requirement: "If the responder does not support RPC-over-RDMA Version Two, [I-D.ietf-nfsv4-rfc5666bis] \
-                REQUIRES that it send an RPC-over-RDMA message to the requester with the same XID, with RDMA2_ERROR in \
-                the rdma_proc field, and with the error code RDMA2_ERR_VERS. ... (3.1) When an implementation does not \
-                recognize or support the value contained in the rdma_opttype field, it MUST send an RPC-over-RDMA \
-                message with the rdma_xid field set to the same value as the erroneous message, the rdma_proc field \
-                set to RDMA2_ERROR, and the rdma_err field set to RDMA2_ERR_INVAL_OPTION.",
-            key_word: KeyWord::Must,
+            judges: &["~v2-01/3.1#3"],
             acceptable:
                 "ERR_VERS echoing the rdma_xid with a range holding 1 but not 2 (Version One peer); or, from a \
                 Version Two peer, ROPT_RESPXCH or RDMA2_ERR_INVAL_OPTION echoing the rdma_xid",
@@ -271,30 +260,28 @@ pub(super) const CHECKS: [Check; 11] = [
                 it speaks.",
             groups: &["v2", "xcharext", "negotiation"],
             broken_by: &[("v2-respxch-wrong-xid", Outcome::Fail)],
+            precondition: None,
         },
         run: optional_first_message,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/4.2.2/reply-direction",
-            requirement: "When the rdma_proc field has the value RDMA2_MSG or RDMA2_NOMSG, the value of the \
-                rdma_direction field MUST be the same as the value of the associated RPC message's msg_type field.",
-            key_word: KeyWord::Must,
+            judges: &["~v2-01/4.2.1#1", "v2-01/4.2.2#2", "~v2-01/5.3#1"],
             acceptable: "RDMA2_MSG (or RDMA2_NOMSG) with rdma_vers 2, rdma_direction REPLY, a non-zero grant and \
                 accept_stat SUCCESS; unsupported for a Version One peer",
             rationale: "The Version Two sanity baseline: the direction field is how a receiver tells backward calls \
                 from forward replies.",
             groups: &["v2", "sanity"],
             broken_by: &[("v2-wrong-direction", Outcome::Fail), ("zero-credit", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_direction,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/5.3/nomsg-call-same-version",
-            requirement: "[I-D.ietf-nfsv4-rfc5666bis] REQUIRES that a responder MUST send Replies with the same \
-                RPC-over-RDMA protocol version that the requester uses to send its Calls.",
-            key_word: KeyWord::Must,
+            judges: &["~v2-01/4.2.2#2", "v2-01/5.3#1"],
             acceptable:
                 "the RDMA2_NOMSG call pulled from its position-zero read chunk and answered with a Version Two \
                 reply, accept_stat SUCCESS",
@@ -302,32 +289,27 @@ pub(super) const CHECKS: [Check; 11] = [
                 One headers for a long call.",
             groups: &["v2", "chunks"],
             broken_by: &[("v2-reply-v1", Outcome::Fail)],
+            precondition: None,
         },
         run: nomsg_same_version,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/4.2.3/err-vers-range",
-            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.5.1) it MUST reply with an RDMA_ERROR procedure and set the rdma_err value \
-                to ERR_VERS, also providing the low and high inclusive version numbers it does, in fact, support.",
-            key_word: KeyWord::Must,
+            judges: &["rfc8166/4.5.1#1"],
             acceptable: "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding both 1 and 2 \
                 (rdma_vers 1 is pass-lax)",
             rationale: "A Version Two peer that reports only version 1 steers every requester away from Version Two.",
             groups: &["v2", "errors", "negotiation"],
             broken_by: &[("v2-err-vers-v1-only", Outcome::Fail)],
+            precondition: None,
         },
         run: err_vers_range,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/4.2.3/bad-header-truncated",
-            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.5.2) If the rdma_vers field contains a recognized value, but an XDR \
-                parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set the rdma_err value \
-                to ERR_CHUNK.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/4.5.2#1", "~v2-01/4.2.1#2"],
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2, the -01 counterpart of ERR_CHUNK) echoing the rdma_xid \
                 and rdma_vers 2",
             rationale:
@@ -335,74 +317,66 @@ pub(super) const CHECKS: [Check; 11] = [
                 code.",
             groups: &["v2", "errors"],
             broken_by: &[("v2-no-bad-header", Outcome::Fail)],
+            precondition: None,
         },
         run: bad_header_truncated,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/4.2.3/bad-header-proc",
-            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.5.2) Examples of such errors include an invalid value in the \
-                rdma_proc field ... (RFC 8166 4.5.2) If the rdma_vers field contains a recognized value, but \
-                an XDR parsing error occurs, the Responder MUST reply with an RDMA_ERROR procedure and set \
-                the rdma_err value to ERR_CHUNK.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/4.5.2#1", "~v2-01/4.2.1#2"],
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid and rdma_vers 2",
             rationale: "rdma_proc 2 (RDMA_MSGP in Version One) has no arm in the Version Two union (wire notes C4).",
             groups: &["v2", "errors"],
             broken_by: &[("v2-no-bad-header", Outcome::Fail)],
+            precondition: None,
         },
         run: bad_header_proc,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/3.1/inval-option",
-            requirement: V2_3_1_INVAL,
-            key_word: KeyWord::Must,
+            judges: &["v2-01/3.1#3", "~v2-01/4.2.1#2"],
             acceptable: "RDMA2_ERROR RDMA2_ERR_INVAL_OPTION (3 under -01) echoing the rdma_xid and rdma_vers 2",
             rationale:
                 "INVAL_OPTION is how a requester learns that an optional feature is absent; silence would stall \
                 it.",
             groups: &["v2", "errors", "optional"],
             broken_by: &[("v2-no-inval-option", Outcome::Fail)],
+            precondition: None,
         },
         run: inval_option,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/4.2.3/error-discarded",
-            requirement: "Error handling works the same way in RPC-over-RDMA Version Two as it does in RPC-over-RDMA \
-                Version One ... (RFC 8166 4.2.4) A Responder MUST silently discard RDMA_ERROR procedures.",
-            key_word: KeyWord::Must,
+            judges: &["~rfc8166/4.2.4#4"],
             acceptable: "no answer to RDMA2_ERROR, and a Version Two NULL call still answered",
             rationale: "Two peers answering each other's errors would loop forever.",
             groups: &["v2", "errors", "discard"],
             broken_by: &[("v2-answer-error", Outcome::Fail)],
+            precondition: None,
         },
         run: error_discarded,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/2.3/inline-4096-call",
-            requirement: "RPC-over-RDMA Version Two receiver implementations MUST support an inline threshold of 4096 \
-                bytes, but MAY support larger inline threshold values.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/2.3#1"],
             acceptable: "a 4096-byte Version Two WRITE call, sent inline, answered NFS3_OK with every byte written; \
                 unsupported for a Version One peer",
             rationale: "Version Two fixes 4096 bytes as the inline threshold without negotiation; a receiver with \
                 smaller buffers loses every call between its size and 4096.",
             groups: &["v2", "inline"],
             broken_by: &[("v2-inline-1024", Outcome::Fail)],
+            precondition: None,
         },
         run: inline_4096_call,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/2.3/inline-4096-reply",
-            requirement: "A mechanism for discovering a peer's preferred inline threshold value may be used to \
-                optimize RDMA Send operations further. In the absense of such a mechanism, senders MUST assume a \
-                receiver's inline threshold is 4096 bytes.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/2.3#2"],
             acceptable: "connected without private data, a Version Two READ of 3000 bytes offering no reply chunk \
                 answered by an inline RDMA2_MSG reply of 1025 to 4096 bytes, NFS3_OK with the data; then a READ of \
                 5000 bytes not answered inline: an RDMA2_ERROR (no reply chunk to carry it), or no answer, or the \
@@ -411,18 +385,14 @@ pub(super) const CHECKS: [Check; 11] = [
                 Version Two requester need not offer a reply chunk for, and refuses them.",
             groups: &["v2", "inline"],
             broken_by: &[("v2-v1-inline-threshold", Outcome::Fail), ("ignore-reply-chunk", Outcome::Fail)],
+            precondition: None,
         },
         run: inline_4096_reply,
     },
     Check {
         info: CheckInfo {
             id: "v2-01/5.2/threshold-change",
-            requirement: "Once the negotiation exchange is complete, both peers use the default inline threshold \
-                value for the protocol version that will be used for the remainder of the connection lifetime. To \
-                permit inline threshold values to change during negotiation of protocol version, RPC-over-RDMA \
-                Version Two implementations MUST allow inline threshold values to change without triggering a \
-                connection loss.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/5.2#1"],
             acceptable: "on a connection without private data: a Version One NULL call, then a Version Two one, a \
                 3000-byte Version Two READ, ROPT_UPDXCH raising our Receive Buffer Size to 8192, another READ, and \
                 a Version Two NULL call, each answered (any Version Two answer to the READs) without the connection \
@@ -431,6 +401,7 @@ pub(super) const CHECKS: [Check; 11] = [
                 drops the connection then can never use them.",
             groups: &["v2", "xcharext", "inline", "negotiation"],
             broken_by: &[("v2-negotiation-closes", Outcome::Fail), ("v2-rbsiz-change-closes", Outcome::Fail)],
+            precondition: None,
         },
         run: threshold_change,
     },

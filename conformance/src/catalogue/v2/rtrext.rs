@@ -2,7 +2,6 @@
 //! ROPT_REPTERR a responder sends for a continuation out of place, and the responder's own
 //! transmission groups (in [`group`]).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, ReptErr, XmtCont, XmtReq};
 use rpcrdma_codec::v2::MsgType;
 
@@ -136,78 +135,67 @@ pub(super) const CHECKS: [Check; 7] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.3/xmtreq-answered",
-            requirement: "The field optrs_count specifies the count of transmissions in this group of transmissions \
-                used to send a reply. ... (v2-01 4.2.2) When the rdma_proc field has the value RDMA2_OPTIONAL and a \
-                whole or partial RPC message payload is present, the value of the rdma_optdir field MUST be the same \
-                as the value of the associated RPC message's msg_type field.",
-            key_word: KeyWord::Must,
+            judges: &["v2-01/4.2.2#3"],
             acceptable: "a single-transmission ROPT_XMTREQ answered by ROPT_XMTRESP (count 1, optdir REPLY) or \
                 RDMA2_MSG REPLY carrying accept_stat SUCCESS (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "The simplest rtrext exchange: one transmission each way, with the direction field telling a \
                 reply from a backward call.",
             groups: &["v2", "rtrext"],
             broken_by: &[("v2-wrong-direction", Outcome::Fail)],
+            precondition: None,
         },
         run: xmtreq_single,
     },
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.4/xmtcont-group",
-            requirement: "The xid field of this message must match that in the initial transmission. ... In any case, \
-                the payload streams for all transmissions within the same group are considered concatenated.",
-            key_word: KeyWord::Must,
+            judges: &["~rtrext-03/4.2#1", "~rtrext-03/9.4#1"],
             acceptable: "the NULL call split over ROPT_XMTREQ (optxrq_count 2) and ROPT_XMTCONT (optxc_xnum 1) \
                 reassembled and answered with SUCCESS (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "Message continuation is rtrext's reason to exist; the pieces must be joined in order.",
             groups: &["v2", "rtrext"],
             broken_by: &[("v2-no-continuation", Outcome::Fail)],
+            precondition: None,
         },
         run: xmtcont_group,
     },
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/cont-without-req",
-            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... \
-                OPTRERR_BADCONT indicates that a continuation messages was received when there was no reason \
-                to expect one.",
-            key_word: KeyWord::Must,
+            judges: &["~rtrext-03/4.2#1", "~v2-01/4.2.2#4"],
             acceptable: "ROPT_REPTERR OPTRERR_BADCONT echoing the rdma_xid, optre_bad = {xid, CALL, 1}, rdma_optdir \
                 REPLY (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "A stray continuation must be reported, not appended to some other request.",
             groups: &["v2", "rtrext", "errors"],
             broken_by: &[("v2-no-repterr", Outcome::Fail)],
+            precondition: None,
         },
         run: cont_without_req,
     },
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.5/wrong-xnum",
-            requirement: "(4.2) In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... \
-                OPTRERR_BADSEQ indicate that a transmission sequence number other than the one expected was \
-                received.",
-            key_word: KeyWord::Must,
+            judges: &["~rtrext-03/4.2#1", "~v2-01/4.2.2#4"],
             acceptable: "ROPT_REPTERR OPTRERR_BADSEQ with optri_expect 1 and optri_current 2, optre_bad = {xid, CALL, \
                 2} (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "A skipped continuation means a hole in the payload stream; serving it would run a corrupt \
                 call.",
             groups: &["v2", "rtrext", "errors"],
             broken_by: &[("v2-no-repterr", Outcome::Fail), ("v2-repterr-badcont-only", Outcome::Fail)],
+            precondition: None,
         },
         run: wrong_xnum,
     },
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.4/cont-wrong-xid",
-            requirement: "The xid field of this message must match that in the initial transmission. ... (9.5) \
-                OPTRERR_BADXID indicate that an xid other than the one expected in a continuation context.",
-            key_word: KeyWord::Must,
+            judges: &["~rtrext-03/9.4#1", "~v2-01/4.2.2#4"],
             acceptable: "ROPT_REPTERR OPTRERR_BADXID with optri_expect the group's xid and optri_current the \
                 continuation's (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "A continuation of another request must not be spliced into the pending one.",
             groups: &["v2", "rtrext", "errors"],
             broken_by: &[("v2-repterr-badcont-only", Outcome::Fail)],
+            precondition: None,
         },
         run: cont_wrong_xid,
     },

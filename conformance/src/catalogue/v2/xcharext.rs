@@ -1,7 +1,6 @@
 //! xcharext-02: transport characteristics exchanged with ROPT_INITXCH, ROPT_REQXCH /
 //! ROPT_RESPXCH and ROPT_UPDXCH, and the XDR rules for their values.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::v2::{ErrorBody, HeaderBuilder, MsgType};
 use rpcrdma_codec::xcharext::{self, InitXch, ReqXch, UpdXch, XcharSpec, XcharSubset, XcharVal};
 
@@ -194,126 +193,108 @@ pub(super) const CHECKS: [Check; 8] = [
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.1/initxch-silent",
-            requirement: "(4) Support for all of the operations above is OPTIONAL. RPC-over-RDMA Version Two \
-                implementations that receive an operation that is not supported MUST respond with RDMA_ERROR \
-                message with an error code of RDMA_ERR_INVAL_OPTION ... Those receiving an ROPT_INITXCH may \
-                encounter characteristics that they do not support or are unaware of. In such cases, these \
-                characteristics are simply ignored without any error response being generated.",
-            key_word: KeyWord::Must,
+            judges: &["~xcharext-02/4#2"],
             acceptable: "no answer to ROPT_INITXCH and the connection still serving (RDMA2_ERR_INVAL_OPTION: \
                 unsupported)",
             rationale: "ROPT_INITXCH is a one-way notice; answering it puts messages on the wire the requester never \
                 asked for.",
             groups: &["v2", "xcharext"],
             broken_by: &[("v2-initxch-answered", Outcome::Fail)],
+            precondition: None,
         },
         run: initxch_silent,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/3.2/initxch-reqreminv-false",
-            requirement: "When the Requester Remote Invalidate characteristic is set to false, a responder MUST use \
-                Send to convey RPC reply messages to the requester.",
-            key_word: KeyWord::Must,
+            judges: &["xcharext-02/3.2#1"],
             acceptable: "after ROPT_INITXCH with XCHAR_REQREMINV false, the reply to a call offering a reply chunk \
                 arrives by plain Send (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "Send With Invalidate to a requester that cannot take it tears down a registration it still \
                 uses.",
             groups: &["v2", "xcharext", "invalidation"],
             broken_by: &[("v2-ignore-xchars", Outcome::Fail)],
+            precondition: None,
         },
         run: initxch_reqreminv_false,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.4/updxch-reqreminv-false",
-            requirement: "optupdxch_now defines the new characteristic value to be used. ... (3.2) When the Requester \
-                Remote Invalidate characteristic is set to false, a responder MUST use Send to convey RPC reply \
-                messages to the requester.",
-            key_word: KeyWord::Must,
+            judges: &["xcharext-02/3.2#1"],
             acceptable:
                 "no answer to ROPT_UPDXCH, and after it (XCHAR_REQREMINV false) the reply to a call offering a \
                 reply chunk arrives by plain Send (RDMA2_ERR_INVAL_OPTION: unsupported)",
             rationale: "An update must take effect for the messages that follow it.",
             groups: &["v2", "xcharext", "invalidation"],
             broken_by: &[("v2-ignore-xchars", Outcome::Fail)],
+            precondition: None,
         },
         run: updxch_reqreminv_false,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.3/respxch-xid",
-            requirement: "The rdma_xid field of this message must match that used in the ROPT_REQXCH message to which \
-                this message is responding.",
-            key_word: KeyWord::Must,
+            judges: &["~v2-01/4.2.2#4", "~xcharext-02/4#2", "xcharext-02/4.3#1"],
             acceptable: "ROPT_RESPXCH with the ROPT_REQXCH's rdma_xid and rdma_optdir REPLY (RDMA2_ERR_INVAL_OPTION: \
                 unsupported)",
             rationale: "The XID is the only thing that ties a response to its request.",
             groups: &["v2", "xcharext"],
             broken_by: &[("v2-respxch-wrong-xid", Outcome::Fail)],
+            precondition: None,
         },
         run: respxch_xid,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/4.3/respxch-cover",
-            requirement:
-                "The subsets of characteristics specified by optrespxch_done, optrespxch_rej, optrespxch_pend \
-                should not overlap and, when ored together, should cover the entire set of characteristics specified \
-                by optreqxch_want in the corresponding request.",
-            key_word: KeyWord::Should,
+            judges: &["xcharext-02/4.3#2"],
             acceptable: "done, rej and pend disjoint, their union exactly the four requested positions (LSB-first \
                 bits); overlap or gaps are pass-lax",
             rationale: "A requester must be able to tell, for each requested change, whether it happened.",
             groups: &["v2", "xcharext"],
             broken_by: &[("v2-respxch-overlap", Outcome::PassLax)],
+            precondition: None,
         },
         run: respxch_cover,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/2.1/unknown-ids-skipped",
-            requirement: "In cases in which the xcharid specified by xchv_which is understood by the receiver, the \
-                receiver also MUST report an XDR error if either of the following occur: ... Note that no error is to \
-                be reported if xchv_which is unknown to the receiver.  In that case, that xcharval is not processed \
-                and processing continues using the next xcharval, if any.",
-            key_word: KeyWord::Must,
+            judges: &["~xcharext-02/2.1#2"],
             acceptable: "ROPT_RESPXCH echoing the rdma_xid for a request holding an unknown id and an experimental id \
                 (6.2); no RDMA2_ERROR",
             rationale: "Characteristics are extensible by design; a peer that errors on new ids breaks every future \
                 extension.",
             groups: &["v2", "xcharext"],
             broken_by: &[("v2-reject-unknown-xchar", Outcome::Fail)],
+            precondition: None,
         },
         run: unknown_ids_skipped,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/2.1/invalid-known-value",
-            requirement: "In cases in which the xcharid specified by xchv_which is understood by the receiver, the \
-                receiver also MUST report an XDR error if either of the following occur: ... The nominally \
-                opaque data within xchv_data is not valid when interpreted using the \
-                characteristic-associated typedef.",
-            key_word: KeyWord::Must,
+            judges: &["xcharext-02/2.1#2"],
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid for XCHAR_REQREMINV with the bool \
                 value 2",
             rationale: "A bool of 2 is not TRUE (RFC 4506 4.4); reading it as one misconfigures the connection.",
             groups: &["v2", "xcharext", "errors"],
             broken_by: &[("v2-no-bad-header", Outcome::Fail)],
+            precondition: None,
         },
         run: invalid_known_value,
     },
     Check {
         info: CheckInfo {
             id: "xcharext-02/2.1/xchv-data-overrun",
-            requirement: "The receiver of a message containing an xcharval MUST report an XDR error if the length of \
-                xchv_data is such that it extends beyond the bounds of the message transferred.",
-            key_word: KeyWord::Must,
+            judges: &["xcharext-02/2.1#1"],
             acceptable: "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid for a ROPT_REQXCH whose last \
                 xchv_data claims 4 bytes more than the message holds",
             rationale: "A receiver that reads past the message takes stale buffer bytes as a characteristic value.",
             groups: &["v2", "xcharext", "errors"],
             broken_by: &[("v2-undecodable-optional-answered", Outcome::Fail)],
+            precondition: None,
         },
         run: xchv_data_overrun,
     },

@@ -2,7 +2,6 @@
 //! (RFC 8166 3.4.6.2, 3.4.4.4), in the segments as offered (3.4.6), its count left in the
 //! Payload stream (3.4.4.1), and a chunk too small for it (4.5.4).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
@@ -258,12 +257,12 @@ fn one_item_per_chunk(ctx: &mut Ctx) -> Judged {
 pub(super) const WRITE_CHUNK_NO_PAD: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.6.2/write-chunk-no-pad",
-        requirement: "A Responder MUST NOT write XDR roundup padding into a Write chunk, even if the Requester made space available for it.",
-        key_word: KeyWord::MustNot,
+        judges: &["rfc8166/3.4.6.2#2", "rfc8166/3.4.6.2#3", "~rfc8166/4.3.2#1"],
         acceptable: "exactly 5 bytes written, canaries untouched, the chunk returned with length 5, no inline data",
         rationale: "Padding written into a write chunk overwrites the requester's memory past the data item.",
         groups: &["chunks", "padding", "write-chunks"],
         broken_by: &[("pad-write-chunk", Outcome::Fail), ("write-chunk-length-padded", Outcome::Fail)],
+        precondition: None,
     },
     run: write_chunk_no_pad,
 };
@@ -271,12 +270,12 @@ pub(super) const WRITE_CHUNK_NO_PAD: Check = Check {
 pub(super) const EXTRA_PAD_SEGMENT: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.6.2/write-chunk-extra-pad-segment",
-        requirement: "A Responder MUST NOT write XDR roundup padding into a Write chunk, even if the Requester made space available for it.",
-        key_word: KeyWord::MustNot,
+        judges: &["~rfc8166/3.4.6#2", "rfc8166/3.4.6.2#2", "rfc8166/3.4.6.2#3", "~rfc8166/4.3.2#1"],
         acceptable: "the data in the first segment, the 4-byte pad segment untouched, both segments returned as offered with lengths 5 and 0",
         rationale: "Linux clients before 4.9 add a pad segment to every write chunk; responders must leave it alone.",
         groups: &["chunks", "padding", "write-chunks"],
         broken_by: &[("pad-write-chunk", Outcome::Fail), ("write-chunk-offset-advanced", Outcome::Fail)],
+        precondition: None,
     },
     run: extra_pad_segment,
 };
@@ -284,12 +283,12 @@ pub(super) const EXTRA_PAD_SEGMENT: Check = Check {
 pub(super) const WRITE_SEGMENTS_COPIED: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.6/write-segments-copied",
-        requirement: "For each Write chunk provided by a Requester, the Responder pushes one data item to the Requester, filling the chunk contiguously and in segment array order until that data item has been completely written to the Requester. The Responder MUST copy the segment count and all segments from the Requester-provided Write chunk into the RPC Reply message's Transport header. As it does so, the Responder updates each segment length field to reflect the actual amount of data that is being returned in that segment.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.6#2", "~rfc8166/4.3.2#1"],
         acceptable: "the 3 segments returned with their handles and offsets unchanged and in order, lengths 16, 16 and 8, the data placed contiguously",
         rationale: "The requester finds its data by the returned segments; a changed handle or offset points it at the wrong memory.",
         groups: &["chunks", "write-chunks"],
         broken_by: &[("write-chunk-offset-advanced", Outcome::Fail)],
+        precondition: None,
     },
     run: write_segments_copied,
 };
@@ -297,12 +296,12 @@ pub(super) const WRITE_SEGMENTS_COPIED: Check = Check {
 pub(super) const WRITE_CHUNK_TOO_SMALL: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.5.4/write-chunk-too-small",
-        requirement: "While a Responder is constructing an RPC Reply message or error message, an unrecoverable problem might occur that prevents the Responder from posting further RDMA Work Requests on behalf of that message. If a Responder is unable to construct and transmit an RPC Reply or RPC-over-RDMA error message, the Responder MUST close the connection to signal to the Requester that a reply was lost.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/4.5.4#2"],
         acceptable: "for a 64-byte READ with a 16-byte write chunk: ERR_CHUNK (RFC 8166 4.5.3), a short READ whose count the chunk holds, or the connection closed; bytes past the chunk, a count the chunk does not hold, or no reply on a live connection fail",
         rationale: "A requester that under-provisions a write chunk (RFC 8166 4.3.2.2 says it must not) must still get a true answer or a closed connection, never a reply claiming data that was not written.",
         groups: &["chunks", "write-chunks", "errors"],
         broken_by: &[("write-chunk-truncated", Outcome::Fail), ("no-err-chunk", Outcome::Fail)],
+        precondition: None,
     },
     run: write_chunk_too_small,
 };
@@ -310,12 +309,12 @@ pub(super) const WRITE_CHUNK_TOO_SMALL: Check = Check {
 pub(super) const COUNT_STAYS_INLINE: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.4.1/count-stays-inline",
-        requirement: "If a chunk contains a counted array data type, the count of array elements MUST remain in the Payload stream, while the array elements MUST be moved to the chunk.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.4.1#1"],
         acceptable: "for a 5-byte READ into a write chunk: the data length word 5 inline, the 5 bytes in the chunk (returned length 5), not inline",
         rationale: "The requester learns the reduced item's length from the count in the Payload stream; without it the results after the item do not decode.",
         groups: &["chunks", "write-chunks", "reduction"],
         broken_by: &[("reduced-count-omitted", Outcome::Fail)],
+        precondition: None,
     },
     run: count_stays_inline,
 };
@@ -323,12 +322,12 @@ pub(super) const COUNT_STAYS_INLINE: Check = Check {
 pub(super) const REDUCED_ITEM_NO_ROUNDUP: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.4.4/reduced-item-no-roundup",
-        requirement: "When a variable-length XDR data item is reduced, the sender MUST remove XDR roundup padding for that data item from the Payload stream so that data items remaining in the Payload stream begin on four-byte alignment.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.4.4#2"],
         acceptable: "for a 5-byte READ into a write chunk: nothing inline after the data length word (its 3 bytes of roundup removed)",
         rationale: "Roundup left behind misaligns every item after the reduced one, or leaves trailing bytes the requester reads as more results.",
         groups: &["chunks", "padding", "write-chunks", "reduction"],
         broken_by: &[("reduced-pad-left-inline", Outcome::Fail)],
+        precondition: None,
     },
     run: reduced_item_no_roundup,
 };
@@ -336,12 +335,12 @@ pub(super) const REDUCED_ITEM_NO_ROUNDUP: Check = Check {
 pub(super) const ONE_ITEM_PER_CHUNK: Check = Check {
     info: CheckInfo {
         id: "rfc8166/3.4.4.4/one-item-per-chunk",
-        requirement: "Except in special cases (covered in Section 3.5.3), a chunk MUST contain exactly one XDR data item.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.4.4#1"],
         acceptable: "for a 40-byte READ into a 64-byte write chunk: the chunk returned with length 40 and holding the READ data alone",
         rationale: "The requester places each chunk's content as one data item of its results; anything else in the chunk corrupts that item.",
         groups: &["chunks", "write-chunks", "reduction"],
         broken_by: &[("write-chunk-preceding-item", Outcome::Fail)],
+        precondition: None,
     },
     run: one_item_per_chunk,
 };

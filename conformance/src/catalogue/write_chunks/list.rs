@@ -2,7 +2,6 @@
 //! a write list of several chunks for one item, the write list used even when a reply chunk
 //! is offered (4.3.2), and results that are not DDP-eligible left inline (6.1).
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::rpc::AcceptStat;
 
@@ -220,12 +219,12 @@ fn ineligible_not_reduced(ctx: &mut Ctx) -> Judged {
 pub(super) const UNUSED_WRITE_CHUNK: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.2/unused-write-chunk",
-        requirement: "If this is the last or only Write chunk available and it remains unconsumed, the Responder MUST return this Write chunk as an unused Write chunk (see Section 3.4.6). The Responder sets the segment count to a value matching the Requester-provided Write chunk, but returns only empty segments in that Write chunk.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.6#2", "rfc8166/4.3.2.2#3"],
         acceptable: "the write chunk echoed with its segment count and every length 0",
         rationale: "The requester matches returned chunks to results by position in the list.",
         groups: &["chunks", "write-chunks"],
         broken_by: &[("drop-unused-write-chunks", Outcome::Fail)],
+        precondition: None,
     },
     run: unused_write_chunk,
 };
@@ -233,12 +232,12 @@ pub(super) const UNUSED_WRITE_CHUNK: Check = Check {
 pub(super) const EMPTY_WRITE_CHUNK: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.3/empty-write-chunk",
-        requirement: "The Responder MUST return the corresponding result data item inline and MUST return an empty Write chunk in that Write list position in the RPC Reply message.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/4.3.2.3#1"],
         acceptable: "the data inline and an empty write chunk in the returned write list",
         rationale: "Requesters use empty write chunks to force small results inline.",
         groups: &["chunks", "write-chunks"],
         broken_by: &[("drop-unused-write-chunks", Outcome::Fail)],
+        precondition: None,
     },
     run: empty_write_chunk,
 };
@@ -246,8 +245,7 @@ pub(super) const EMPTY_WRITE_CHUNK: Check = Check {
 pub(super) const SEVERAL_WRITE_CHUNKS: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.2/several-write-chunks",
-        requirement: "If this is the last or only Write chunk available and it remains unconsumed, the Responder MUST return this Write chunk as an unused Write chunk (see Section 3.4.6). The Responder sets the segment count to a value matching the Requester-provided Write chunk, but returns only empty segments in that Write chunk. ... (4.3.2.1) When a Requester has provided multiple Write chunks, the Responder fills in each Write chunk with one DDP-eligible result until there are either no more DDP-eligible results or no more Write chunks.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/3.4.6#2", "rfc8166/4.3.2.2#3"],
         acceptable: "the READ data in the first of two write chunks (RFC 8166 4.3.2.1: each chunk in turn takes one item), the second returned unused with its 2 segments",
         rationale: "A requester matches returned chunks to results by their place in the list; data in the wrong chunk, or a chunk left out, misplaces results.",
         groups: &["chunks", "write-chunks"],
@@ -256,6 +254,7 @@ pub(super) const SEVERAL_WRITE_CHUNKS: Check = Check {
             ("drop-unused-write-chunks", Outcome::Fail),
             ("write-chunk-offset-advanced", Outcome::Fail),
         ],
+        precondition: None,
     },
     run: several_write_chunks,
 };
@@ -263,12 +262,12 @@ pub(super) const SEVERAL_WRITE_CHUNKS: Check = Check {
 pub(super) const EMPTY_THEN_WRITE_CHUNK: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2.3/empty-then-write-chunk",
-        requirement: "The Responder MUST return the corresponding result data item inline and MUST return an empty Write chunk in that Write list position in the RPC Reply message.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/4.3.2.2#3", "rfc8166/4.3.2.3#1"],
         acceptable: "the READ data inline, the empty first chunk returned empty, the second returned unused and untouched",
         rationale: "An empty chunk holds its item's place in the list; a responder that skips it pushes the item into a chunk meant for another result.",
         groups: &["chunks", "write-chunks"],
         broken_by: &[("ddp-into-last-write-chunk", Outcome::Fail), ("drop-unused-write-chunks", Outcome::Fail)],
+        precondition: None,
     },
     run: empty_then_write_chunk,
 };
@@ -276,12 +275,12 @@ pub(super) const EMPTY_THEN_WRITE_CHUNK: Check = Check {
 pub(super) const WRITE_CHUNK_WITH_REPLY_CHUNK: Check = Check {
     info: CheckInfo {
         id: "rfc8166/4.3.2/write-chunk-with-reply-chunk",
-        requirement: "When a Requester provides a Write list, the Responder MUST push data corresponding to DDP-eligible result data items to Requester memory referenced in the Write list. The Responder removes these data items from the reply's Payload stream.",
-        key_word: KeyWord::Must,
+        judges: &["rfc8166/4.3.2#1"],
         acceptable: "with both a write chunk and a reply chunk offered, the READ data in the write chunk and the reduced reply (without the data) inline or through the reply chunk",
         rationale: "RFC 8166 3.5.3: a responder first reduces the reply, then uses the reply chunk for what is left; data in the reply chunk instead lands in the wrong memory.",
         groups: &["chunks", "write-chunks", "reply-chunk"],
         broken_by: &[("write-list-ignored-with-reply-chunk", Outcome::Fail)],
+        precondition: None,
     },
     run: write_chunk_with_reply_chunk,
 };
@@ -289,12 +288,12 @@ pub(super) const WRITE_CHUNK_WITH_REPLY_CHUNK: Check = Check {
 pub(super) const INELIGIBLE_NOT_REDUCED: Check = Check {
     info: CheckInfo {
         id: "rfc8166/6.1/ineligible-not-reduced",
-        requirement: "Senders MUST NOT reduce data items that are not DDP-eligible.",
-        key_word: KeyWord::MustNot,
+        judges: &["rfc8166/3.4.2#2", "rfc8166/6.1#1"],
         acceptable: "for a READDIR offering a write chunk: the whole READDIR3res inline, the chunk returned unused and untouched",
         rationale: "The NFSv3 binding (RFC 8267 4) makes only READ, WRITE, READLINK and SYMLINK data DDP-eligible; a requester does not look for other results in its write chunks.",
         groups: &["chunks", "write-chunks", "reduction"],
         broken_by: &[("reduce-ineligible-results", Outcome::Fail)],
+        precondition: None,
     },
     run: ineligible_not_reduced,
 };

@@ -3,7 +3,6 @@
 //! it, comes as a ROPT_XMTRESP and its ROPT_XMTCONTs, in order, with the call's xid, and
 //! nothing between them.
 
-use rpcrdma_codec::check::KeyWord;
 use rpcrdma_codec::rpc::{AcceptStat, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::rtrext::{self, XmtReq};
 use rpcrdma_codec::v2::{ErrorInfo, MsgType};
@@ -164,11 +163,7 @@ pub(super) const CHECKS: [Check; 2] = [
     Check {
         info: CheckInfo {
             id: "rtrext-03/4.2/reply-group-in-order",
-            requirement: "In this case, all of the RPC-over-RDMA messages used together are referred to as a \
-                transmission group and must be received in order without any intervening message. ... (9.4) In \
-                any case, the payload streams for all transmissions within the same group are considered \
-                concatenated.",
-            key_word: KeyWord::Must,
+            judges: &["rtrext-03/4.2#1"],
             acceptable: "a READ of 10000 bytes sent in a ROPT_XMTREQ reserving 8 receives, followed at once by a \
                 NULL call: ROPT_XMTRESP (optxrs_count k) and ROPT_XMTCONT 1 .. k-1 back to back (the NULL call's \
                 reply before or after them, not between), their payload streams together the READ reply with the \
@@ -177,22 +172,21 @@ pub(super) const CHECKS: [Check; 2] = [
                 a message between them corrupts the reply or the message it interrupts.",
             groups: &["v2", "rtrext"],
             broken_by: &[("v2-group-out-of-order", Outcome::Fail), ("v2-group-interleaved", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_group_in_order,
     },
     Check {
         info: CheckInfo {
             id: "rtrext-03/9.4/reply-cont-xid",
-            requirement: "RPC-over-RDMA headers of this type are used to continue RPC messages begun by \
-                RPC-over-RDMA message of type ROPT_XMTREQ or ROPT_XMTRESP. The xid field of this message must \
-                match that in the initial transmission.",
-            key_word: KeyWord::Must,
+            judges: &["rtrext-03/9.4#1"],
             acceptable: "every ROPT_XMTCONT continuing the long READ's reply carries the rdma_xid of the \
                 ROPT_XMTRESP, and there are optxrs_count - 1 of them (RDMA2_ERROR to the READ, or no answer to \
                 it: unsupported)",
             rationale: "The xid is how a requester matches continuations to the reply they extend.",
             groups: &["v2", "rtrext"],
             broken_by: &[("v2-cont-wrong-xid", Outcome::Fail)],
+            precondition: None,
         },
         run: reply_cont_xid,
     },
