@@ -23,6 +23,7 @@ fi
 # line) exporting the same tree, with the same port for RPC-over-RDMA.
 # NFS-Ganesha's VFS FSAL refuses to export a tmpfs (populate_posix_file_systems() skips them):
 # its /export is a directory of the initramfs's root file system instead.
+# shellcheck disable=SC2016 # expanded by the sh that step runs
 step export sh -c '
   { [ "${PEER:-nfsd}" = ganesha ] || mount -t tmpfs tmpfs /export; } &&
   { [ ! -x /extra/rpcrdma-harness ] || /extra/rpcrdma-harness export-tree /export; } &&
