@@ -135,3 +135,53 @@ fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
     let plain = observed.iter().filter(|c| c.scenario.is_none());
     assert!(plain.flat_map(|c| &c.events).all(|(_, e)| !matches!(e, Observed::Injected { .. })));
 }
+
+/// The outcome of check `id` against the reference requester with `options` and `faults`,
+/// playing only its scenario.
+fn outcome_of(id: &str, options: &RequesterOptions, faults: &RequesterFaults) -> (Outcome, String) {
+    let check = all().find(|c| c.info.id == id).expect("a client check");
+    let (observed, _) = observed_workloads(&config(), &[check.scenario], options, faults);
+    let results = rpcrdma_conformance::catalogue::client::judge(&[check], &observed);
+    (results[0].outcome, results[0].actual.to_string())
+}
+
+/// Each check declaring a precondition: a requester that never gives the event is
+/// inconclusive (never a pass), and one that breaks the rule once given it fails.
+#[test]
+fn a_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer_fails() {
+    let stops = RequesterOptions { stop_after_first_read: true, ..options() };
+    let serial = RequesterOptions { window: Some(1), ..options() };
+    let none = RequesterFaults::default();
+    // (check, a workload that gives no chance, a fault that breaks the rule given the chance)
+    let cases: [(&str, &RequesterOptions, &str); 7] = [
+        // Nothing sent after the reply that granted 0.
+        ("rfc8166/3.3.1/requester-zero-grant", &stops, "zero-grant-as-one"),
+        // No call after the huge grant, then calls only one at a time.
+        ("rfc8166/3.3.1/requester-receives-for-grant", &stops, "window-beyond-receives"),
+        ("rfc8166/3.3.1/requester-receives-for-grant", &serial, "window-beyond-receives"),
+        ("rfc8166/3.3.1/requester-within-shrunk-grant", &stops, "ignore-grant-changes"),
+        // No new connection after we closed the first.
+        ("rfc8797/4/requester-settings-on-reconnect", &stops, "keep-first-thresholds"),
+        // No call over 1024 bytes in all: nothing that could have gone inline beyond it.
+        ("rfc8797/5.1/requester-no-private-data", &stops, "assume-large-responder-receive"),
+        ("rfc8797/5.2/requester-bad-identifier", &stops, "assume-large-responder-receive"),
+    ];
+    for (id, no_chance, fault) in cases {
+        let check = all().find(|c| c.info.id == id).unwrap();
+        assert!(check.info.precondition.is_some(), "{id} declares no precondition");
+        let (got, actual) = outcome_of(id, no_chance, &none);
+        assert_eq!(got, Outcome::Inconclusive, "{id} with no chance: {actual}");
+        // The same workload breaking the rule, given the chance, fails.
+        let (got, actual) = outcome_of(id, &options(), &RequesterFaults::only(fault));
+        assert_eq!(got, Outcome::Fail, "{id} with {fault}: {actual}");
+        // A conformant requester given the chance passes.
+        let (got, actual) = outcome_of(id, &options(), &none);
+        assert_eq!(got, Outcome::Pass, "{id}: {actual}");
+    }
+    // The zero-grant check judges the call a requester sends after it on the connection (as
+    // xprtrdma's rpcrdma_reply_handler() does, taking a grant of 0 as 1), not only a burst.
+    let (got, actual) =
+        outcome_of("rfc8166/3.3.1/requester-zero-grant", &serial, &RequesterFaults::only("zero-grant-as-one"));
+    assert_eq!(got, Outcome::Fail, "{actual}");
+    assert!(actual.contains("after every reply granted 0"), "{actual}");
+}

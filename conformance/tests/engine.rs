@@ -129,12 +129,12 @@ fn a_silent_peer_ends_each_check_with_a_verdict() {
 static BROKEN_CHECK: Check = Check {
     info: rpcrdma_conformance::engine::CheckInfo {
         id: "test/0/broken-scenario",
-        requirement: "",
-        key_word: rpcrdma_codec::check::KeyWord::Must,
+        judges: &[],
         acceptable: "",
         rationale: "",
         groups: &[],
         broken_by: &[],
+        precondition: None,
     },
     run: |ctx| {
         ctx.register(64, rpcrdma_peers::transport::Access::READ);

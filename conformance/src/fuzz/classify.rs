@@ -18,7 +18,9 @@ use crate::frame::{rpc::RpcKind, v1, Frame, Header};
 pub enum Class {
     /// The peer's kernel reported a bug of its own (WARN, BUG, oops, KASAN, hung task).
     KernelReport,
-    /// The peer refused new connections (or never answered one) after the case.
+    /// The peer refused new connections (or never answered one) after the case, or logged a
+    /// crash backtrace during it; the detail is the crash site ([`super::backtrace`]) when a
+    /// backtrace was read, else empty (the site is unknown).
     Crash,
     /// The peer stopped answering a live connection.
     Hang,
@@ -36,10 +38,13 @@ pub enum Class {
     /// The peer's machine died while this case ran; recorded from the journal (`fuzz
     /// --journal`), its detail the panic's signature once `fuzz-panic` has read the console.
     KernelPanic,
+    /// The peer process kept memory for every connection after it was closed (`fuzz
+    /// --peer-pid-file`, [`super::resources`]); the detail names what grew (`VmPin`, `VmRSS`).
+    ResourceLeak,
 }
 
 impl Class {
-    pub const ALL: [Class; 9] = [
+    pub const ALL: [Class; 10] = [
         Class::KernelReport,
         Class::Crash,
         Class::Hang,
@@ -49,6 +54,7 @@ impl Class {
         Class::NoReply,
         Class::Violation,
         Class::KernelPanic,
+        Class::ResourceLeak,
     ];
 
     pub fn name(self) -> &'static str {
@@ -62,6 +68,7 @@ impl Class {
             Class::NoReply => "no-reply",
             Class::Violation => "violation",
             Class::KernelPanic => "kernel-panic",
+            Class::ResourceLeak => "resource-leak",
         }
     }
 
@@ -118,6 +125,11 @@ pub fn finding(obs: &Observation) -> Option<Kind> {
     let kind = |class: Class, detail: &str| Some(Kind { class, detail: detail.to_string() });
     if let Some((_, signature)) = super::kernel_log::report_signatures(&obs.kernel).into_iter().next() {
         return kind(Class::KernelReport, &signature);
+    }
+    // A backtrace in the peer's log: it crashed there, whether or not its other threads still
+    // answered the liveness NULL while the crash handler ran.
+    if let Some(site) = &obs.crash_site {
+        return kind(Class::Crash, &site.signature);
     }
     if obs.connect_failed.is_some() || obs.liveness == Liveness::Refused {
         return kind(Class::Crash, "");
@@ -182,4 +194,48 @@ pub fn signatures(obs: &Observation) -> Vec<u64> {
     }
     out.push(h(&|s| (obs.liveness, obs.sent, obs.unanswered.len()).hash(s)));
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::fuzz::backtrace::Site;
+
+    fn observation(liveness: Liveness) -> Observation {
+        Observation {
+            liveness,
+            replies: Vec::new(),
+            well_formed: Vec::new(),
+            unanswered: Vec::new(),
+            oob: Vec::new(),
+            connect_failed: None,
+            sent: 1,
+            null_xid: 0,
+            kernel: Vec::new(),
+            crash_site: None,
+        }
+    }
+
+    #[test]
+    fn a_crash_is_signed_by_its_site_when_the_peer_logged_a_backtrace() {
+        let site = Site { signature: "xdr_rdma_svc_recv < svc_rdma_decode < svc_request".into(), trace: Vec::new() };
+        // The handler logs the backtrace while other threads still answer the liveness NULL.
+        let mut obs = observation(Liveness::Answered);
+        obs.crash_site = Some(site.clone());
+        assert_eq!(finding(&obs).unwrap().to_string(), "crash: xdr_rdma_svc_recv < svc_rdma_decode < svc_request");
+        let mut obs = observation(Liveness::Refused);
+        obs.crash_site = Some(site);
+        assert_eq!(finding(&obs).unwrap().to_string(), "crash: xdr_rdma_svc_recv < svc_rdma_decode < svc_request");
+        // Without a backtrace the site is unknown: a kind of its own, which no site matches.
+        assert_eq!(finding(&observation(Liveness::Refused)).unwrap().to_string(), "crash");
+        assert_eq!(finding(&observation(Liveness::Answered)), None);
+    }
+
+    #[test]
+    fn class_names_round_trip() {
+        for c in Class::ALL {
+            assert_eq!(Class::from_name(c.name()), Some(c));
+        }
+        assert_eq!(Class::from_name("resource-leak"), Some(Class::ResourceLeak));
+    }
 }

@@ -77,6 +77,9 @@ pub struct Observation {
     /// Bug reports the peer's kernel logged during the case, with their traces
     /// ([`super::kernel_log`]); empty where the log cannot be read.
     pub kernel: Vec<String>,
+    /// Where the peer crashed, when its own log (`--peer-log`) carried a backtrace during the
+    /// case ([`super::backtrace`]).
+    pub crash_site: Option<super::backtrace::Site>,
 }
 
 /// How long to wait for the liveness reply, and how much longer before calling it silence.
@@ -87,7 +90,11 @@ pub struct Timing {
 
 /// Runs `case` over a new connection from `connector` with `options` (our sizes, credits).
 pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, case: &[Wire]) -> Observation {
-    let mut ctx = Ctx::new(connector, RunOptions { timeout: timing.reply, ..options.clone() });
+    // The connect may take as long as a reply may before it is called silence (four times the
+    // reply wait, as the new-connection probe waits): a peer slow to accept, such as
+    // NFS-Ganesha registering 65 MiB per connection under emulation, is not a crashed one. A
+    // refused connect fails at once whatever the deadline.
+    let mut ctx = Ctx::new(connector, RunOptions { timeout: timing.reply * 4, ..options.clone() });
     let mut obs = Observation {
         liveness: Liveness::Answered,
         replies: Vec::new(),
@@ -98,6 +105,7 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         sent: 0,
         null_xid: 0,
         kernel: Vec::new(),
+        crash_site: None,
     };
     if let Err(e) = ctx.connect() {
         obs.connect_failed = Some(format!("{e:?}"));

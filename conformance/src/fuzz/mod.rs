@@ -5,8 +5,11 @@
 //! ([`execute`], [`classify`]). Inputs whose replies look new (a signature of each reply's
 //! shape) join a corpus that later cases mutate preferentially. Every new kind of finding is
 //! minimised ([`minimise`]) and handed back as a [`reproducer::Reproducer`] that `replay`
-//! runs again.
+//! runs again. Where the peer's own log and process can be read, a crash is signed by its
+//! backtrace ([`backtrace`]) and memory kept per connection is a finding ([`resources`]), the
+//! peer restarted before its machine runs out.
 
+pub mod backtrace;
 pub mod classify;
 pub mod execute;
 pub mod generate;
@@ -16,6 +19,7 @@ pub mod kernel_log;
 pub mod minimise;
 pub mod mutate;
 pub mod reproducer;
+pub mod resources;
 pub use rpcrdma_peers::rng;
 
 use std::collections::{BTreeMap, HashSet};
@@ -55,6 +59,17 @@ pub trait Target {
     fn kernel_log(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// The peer's own log lines since the last call (a user-space server's log, where its
+    /// crash handler writes a backtrace), where it can be read.
+    fn peer_log(&mut self) -> Vec<String> {
+        Vec::new()
+    }
+    /// The peer process's memory and its machine's, where they can be read.
+    fn resources(&mut self) -> Option<resources::Sample> {
+        None
+    }
+    /// Says what the run does to the peer and why (a restart because memory ran low).
+    fn note(&mut self, _what: &str) {}
 }
 
 /// The embedded reference responder over the emulated fabric, brought up afresh on restart;
@@ -120,6 +135,9 @@ pub struct Config {
     pub feedback: bool,
     /// Where each case is written, as a reproducer, before it is sent.
     pub journal: Option<Arc<Journal>>,
+    /// Where the peer's memory can be read ([`Target::resources`]): restart it before a case
+    /// when the machine's MemAvailable is below this percentage of its MemTotal.
+    pub memory_floor_percent: u64,
 }
 
 impl Default for Config {
@@ -137,6 +155,7 @@ impl Default for Config {
             skip_cases: 0,
             feedback: true,
             journal: None,
+            memory_floor_percent: 25,
         }
     }
 }
@@ -163,6 +182,8 @@ pub enum Ended {
     PeerDown,
     /// The peer could not be reached before the first case.
     Unreachable,
+    /// Not ended: the report of a run still going ([`run_watched`]'s progress).
+    Running,
 }
 
 impl Ended {
@@ -174,6 +195,9 @@ impl Ended {
             Ended::Interrupted => "interrupted",
             Ended::PeerDown => "the peer went down and cannot be restarted",
             Ended::Unreachable => "the peer is unreachable",
+            Ended::Running => {
+                "not ended: written while the run was still going (a run killed before its end leaves this)"
+            }
         }
     }
 }
@@ -199,6 +223,8 @@ pub struct Report {
     pub corpus: usize,
     pub signatures: usize,
     pub ended: Ended,
+    /// What was seen of the peer's memory, where it could be read.
+    pub memory: Option<resources::Watch>,
 }
 
 impl Report {
@@ -222,6 +248,13 @@ pub fn describe(obs: &Observation) -> String {
     if !obs.kernel.is_empty() {
         parts.push(format!("the kernel logged:\n{}\n", obs.kernel.join("\n")));
     }
+    if let Some(site) = &obs.crash_site {
+        parts.push(format!(
+            "the peer logged a backtrace (crash site {}):\n{}\n",
+            site.signature,
+            site.trace.join("\n")
+        ));
+    }
     for o in &obs.oob {
         let what = if o.read { "read" } else { "changed" };
         parts.push(format!(
@@ -240,8 +273,27 @@ pub fn describe(obs: &Observation) -> String {
     parts.join("; ")
 }
 
-/// Runs a case (specs encoded) against `target`, journalled first when there is a journal.
-fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec], sent: Sent) -> Observation {
+/// Runs a case (specs encoded) against `target`, journalled first when there is a journal;
+/// the peer restarted first when its machine is running out of the memory it holds.
+fn execute_specs(
+    target: &mut dyn Target,
+    config: &Config,
+    watch: &mut resources::Watch,
+    case: &[Spec],
+    sent: Sent,
+) -> Observation {
+    if watch.must_restart() && target.can_restart() {
+        let s = watch.last.unwrap_or_default();
+        target.note(&format!(
+            "restarting the peer: the machine has {} MiB of {} MiB available (the floor is {}%) and the peer holds {} MiB",
+            s.available_kib / 1024,
+            s.total_kib / 1024,
+            watch.floor_percent,
+            s.held_kib() / 1024
+        ));
+        target.restart();
+        watch.restarted_for_memory();
+    }
     let wires: Vec<input::Wire> = case.iter().map(Spec::encode).collect();
     if let Some(j) = &config.journal {
         j.append(&journal::line(&journal::reproducer(config, target.describe(), sent, &wires), sent));
@@ -249,22 +301,54 @@ fn execute_specs(target: &mut dyn Target, config: &Config, case: &[Spec], sent: 
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
     let mut obs = execute::run(target.connector(), &config.options, config.timing, &wires);
-    obs.kernel = kernel_log::reports(&target.kernel_log());
+    observe_peer(target, watch, &mut obs);
     obs
 }
 
+/// What the peer's logs and process say after a case: kernel reports, a crash backtrace, the
+/// memory it holds now that the case's connection is closed.
+fn observe_peer(target: &mut dyn Target, watch: &mut resources::Watch, obs: &mut Observation) {
+    obs.kernel = kernel_log::reports(&target.kernel_log());
+    let peer = target.peer_log();
+    obs.crash_site = backtrace::crash_site(&peer);
+    watch.peer_logged(&peer);
+    if let Some(s) = target.resources() {
+        watch.observe(s, 1);
+    }
+}
+
 /// Replays a reproducer: whether its finding shows again (for a `kernel-panic`, whether the
-/// peer crashed or hung), and what was observed.
+/// peer crashed or hung; for a crash, at the same site unless either site is unknown; for a
+/// `resource-leak`, whether the same quantities grow over [`resources::MIN_CONNECTIONS`] and
+/// one more connections of the case, where the peer's memory can be read), and what was observed.
 pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool, Option<Kind>, Observation) {
     let options = RunOptions { timeout: timing.reply * 2, ..r.options() };
-    // What the kernel logged before the replay is not its doing.
+    // What the logs said before the replay is not its doing.
     target.kernel_log();
+    target.peer_log();
+    let mut watch = resources::Watch::new(0);
+    if let Some(s) = target.resources() {
+        watch.observe(s, 0);
+    }
+    let rounds = if r.kind.class == Class::ResourceLeak { resources::MIN_CONNECTIONS + 1 } else { 1 };
     let mut obs = execute::run(target.connector(), &options, timing, &r.messages);
-    obs.kernel = kernel_log::reports(&target.kernel_log());
-    let got = classify::finding(&obs);
+    observe_peer(target, &mut watch, &mut obs);
+    for _ in 1..rounds {
+        obs = execute::run(target.connector(), &options, timing, &r.messages);
+        observe_peer(target, &mut watch, &mut obs);
+    }
+    let got = match watch.take_leak() {
+        Some(leak) if r.kind.class == Class::ResourceLeak => {
+            Some(Kind { class: Class::ResourceLeak, detail: leak.detail() })
+        }
+        _ => classify::finding(&obs),
+    };
     // Seen from outside, a machine that panics is a peer that crashed or went silent.
-    let hit = match r.kind.class {
-        Class::KernelPanic => got.as_ref().is_some_and(|k| matches!(k.class, Class::Crash | Class::Hang)),
+    let hit = match (r.kind.class, &got) {
+        (Class::KernelPanic, Some(k)) => matches!(k.class, Class::Crash | Class::Hang),
+        (Class::Crash, Some(k)) if k.class == Class::Crash => {
+            k.detail == r.kind.detail || k.detail.is_empty() || r.kind.detail.is_empty()
+        }
         _ => got.as_ref() == Some(&r.kind),
     };
     (hit, got, obs)
@@ -276,7 +360,19 @@ pub fn run(
     target: &mut dyn Target,
     config: &Config,
     interrupt: &AtomicBool,
+    on_finding: impl FnMut(&Finding),
+) -> Report {
+    run_watched(target, config, interrupt, on_finding, |_| {})
+}
+
+/// As [`run`], and `on_progress` sees the report as it stands (ended [`Ended::Running`]) after
+/// every case, so a report can be written while the run goes on and outlive its being killed.
+pub fn run_watched(
+    target: &mut dyn Target,
+    config: &Config,
+    interrupt: &AtomicBool,
     mut on_finding: impl FnMut(&Finding),
+    mut on_progress: impl FnMut(&Report),
 ) -> Report {
     let started = Instant::now();
     let mut report = Report {
@@ -292,10 +388,15 @@ pub fn run(
         findings: Vec::new(),
         corpus: 0,
         signatures: 0,
-        ended: Ended::Time,
+        ended: Ended::Running,
+        memory: None,
     };
+    let mut watch = resources::Watch::new(config.memory_floor_percent);
+    if let Some(s) = target.resources() {
+        watch.observe(s, 0);
+    }
     // Reachable at all? An empty case connects and sends only the liveness NULL.
-    let first = execute_specs(target, config, &[], Sent::Probe { skipped: config.skip_cases });
+    let first = execute_specs(target, config, &mut watch, &[], Sent::Probe { skipped: config.skip_cases });
     if first.connect_failed.is_some() {
         report.ended = Ended::Unreachable;
         return report;
@@ -328,7 +429,7 @@ pub fn run(
         }
         let case = next_case(&mut rng, &mut xid, &corpus);
         let case_no = config.skip_cases + report.cases + 1;
-        let obs = execute_specs(target, config, &case, Sent::Case(case_no));
+        let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no));
         report.cases += 1;
         report.messages += obs.sent as u64;
         *report.outcomes.entry(obs.liveness.name()).or_default() += 1;
@@ -345,14 +446,23 @@ pub fn run(
             }
         }
         let finding = classify::finding(&obs);
-        let obs_liveness = (obs.liveness, obs.kernel.is_empty());
+        let sick = unwell(&obs);
         if let Some(kind) = &finding {
             *report.classes.entry(kind.class.name()).or_default() += 1;
         }
         match finding {
             Some(kind) if seen_kinds.insert(kind.clone()) => {
                 let t = Instant::now();
-                let f = minimise_finding(target, config, interrupt, &case, kind, obs, case_no, report.messages);
+                let f = minimise_finding(
+                    target,
+                    config,
+                    &mut watch,
+                    interrupt,
+                    (&case, case_no),
+                    kind,
+                    obs,
+                    report.messages,
+                );
                 report.minimising += t.elapsed();
                 on_finding(&f);
                 report.findings.push(f);
@@ -361,17 +471,33 @@ pub fn run(
                     break;
                 }
             }
-            Some(_) if target.can_restart() && (target.cheap_restart() || unwell(&obs_liveness)) => {
+            Some(_) if target.can_restart() && (target.cheap_restart() || sick) => {
                 target.restart();
             }
             _ => {}
+        }
+        // Memory kept per connection, seen over this case or the minimisation after it.
+        if let Some(leak) = watch.take_leak() {
+            let kind = Kind { class: Class::ResourceLeak, detail: leak.detail() };
+            *report.classes.entry(kind.class.name()).or_default() += 1;
+            if seen_kinds.insert(kind.clone()) {
+                let f = leak_finding(target, config, kind, &leak, case_no, case.len(), report.messages);
+                on_finding(&f);
+                report.findings.push(f);
+            }
         }
         if !target.can_restart() && report.outcomes.get("refused").copied().unwrap_or(0) > 0 {
             report.ended = Ended::PeerDown;
             break;
         }
+        report.elapsed = started.elapsed();
+        report.corpus = corpus.len();
+        report.signatures = seen_signatures.len();
+        report.memory = watch.last.is_some().then(|| watch.clone());
+        on_progress(&report);
     }
     report.elapsed = started.elapsed();
+    report.memory = watch.last.is_some().then_some(watch);
     report.corpus = corpus.len();
     report.signatures = seen_signatures.len();
     report
@@ -394,10 +520,26 @@ fn next_case(rng: &mut Rng, xid: &mut u32, corpus: &[Vec<Spec>]) -> Vec<Spec> {
     }
 }
 
-/// Whether a case left the peer in need of a restart: not answering, or its kernel reporting
-/// a bug of its own. (`liveness`, whether the kernel logged no report.)
-fn unwell(state: &(Liveness, bool)) -> bool {
-    state.0 != Liveness::Answered || !state.1
+/// Whether a case left the peer in need of a restart: not answering, its kernel reporting a
+/// bug of its own, or its crash handler writing a backtrace.
+fn unwell(obs: &Observation) -> bool {
+    obs.liveness != Liveness::Answered || !obs.kernel.is_empty() || obs.crash_site.is_some()
+}
+
+/// The finding for memory kept per connection. Its reproducer is one connection that sends
+/// nothing but the liveness NULL: every connection was counted, whatever it carried, and
+/// `replay` repeats it while watching the peer's memory.
+fn leak_finding(
+    target: &mut dyn Target,
+    config: &Config,
+    kind: Kind,
+    leak: &resources::Leak,
+    case_no: u64,
+    case_len: usize,
+    after_messages: u64,
+) -> Finding {
+    let reproducer = reproducer(config, target, case_no, kind, leak.describe(), case_len, Vec::new());
+    Finding { reproducer, after_messages, minimised: false }
 }
 
 /// Minimises a new finding (only on targets that can restart the peer between trials) and
@@ -406,30 +548,30 @@ fn unwell(state: &(Liveness, bool)) -> bool {
 fn minimise_finding(
     target: &mut dyn Target,
     config: &Config,
+    watch: &mut resources::Watch,
     interrupt: &AtomicBool,
-    case: &[Spec],
+    (case, case_no): (&[Spec], u64),
     kind: Kind,
     obs: Observation,
-    case_no: u64,
     after_messages: u64,
 ) -> Finding {
     let sent = obs.sent.max(1).min(case.len());
     let (min, observed, minimised) = if target.can_restart() {
         let mut last: Option<Observation> = None;
         let until = Instant::now() + config.minimise_time;
-        let mut state = (obs.liveness, obs.kernel.is_empty());
+        let mut sick = unwell(&obs);
         let mut trial = 0;
         let min = minimise::minimise(&case[..sent], config.minimise_budget, |c| {
             // Interrupted or out of time: keep what is minimised so far.
             if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
                 return false;
             }
-            if target.cheap_restart() || unwell(&state) {
+            if target.cheap_restart() || sick {
                 target.restart();
             }
             trial += 1;
-            let o = execute_specs(target, config, c, Sent::Trial { case: case_no, trial });
-            state = (o.liveness, o.kernel.is_empty());
+            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial });
+            sick = unwell(&o);
             let hit = classify::finding(&o).as_ref() == Some(&kind);
             if hit {
                 last = Some(o);
@@ -437,28 +579,42 @@ fn minimise_finding(
             hit
         });
         // Confirm the minimised case once more on a fresh peer.
-        if target.cheap_restart() || unwell(&state) {
+        if target.cheap_restart() || sick {
             target.restart();
         }
-        let o = execute_specs(target, config, &min, Sent::Trial { case: case_no, trial: 0 });
+        let o = execute_specs(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 });
         let ok = classify::finding(&o).as_ref() == Some(&kind);
         let o = if ok { o } else { last.unwrap_or(obs) };
         (min, o, ok)
     } else {
         (case[..sent].to_vec(), obs, false)
     };
-    let reproducer = Reproducer {
+    let messages = min.iter().map(Spec::encode).collect();
+    let reproducer = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
+    Finding { reproducer, after_messages, minimised }
+}
+
+/// A finding's reproducer: the run's seed and connection settings, the case, what was seen.
+fn reproducer(
+    config: &Config,
+    target: &dyn Target,
+    case: u64,
+    kind: Kind,
+    observed: String,
+    original_messages: usize,
+    messages: Vec<input::Wire>,
+) -> Reproducer {
+    Reproducer {
         tool_version: config.tool_version.clone(),
         seed: config.seed,
-        case: case_no,
+        case,
         peer: target.describe(),
         receive_size: config.options.receive_size,
         send_size: config.options.send_size,
         credits: config.options.credits_requested,
         kind,
-        observed: describe(&observed),
-        original_messages: case.len(),
-        messages: min.iter().map(Spec::encode).collect(),
-    };
-    Finding { reproducer, after_messages, minimised }
+        observed,
+        original_messages,
+        messages,
+    }
 }
