@@ -9,13 +9,204 @@ use crate::engine::{CheckResult, DownKind, Outcome};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Divergence {
     pub id: String,
-    /// The outcome this peer produces: `fail`, `pass-lax` or `unsupported`.
-    pub outcome: Outcome,
+    /// The outcome this peer produces (`fail`, `pass-lax` or `unsupported`), or for a check
+    /// whose outcome is a race on this peer, the outcomes it produces with how often each was
+    /// seen ([`Outcomes`]).
+    pub outcome: Outcomes,
     /// Why: what the peer does, and where in its code that comes from.
     pub reason: String,
     /// The peer goes down after this check (`"peer": "crashed"` or `"wedged"`): a known crash
     /// is expected only when listed so; any other divergence entry does not cover one.
     pub peer: Option<DownKind>,
+    /// How the reason is known.
+    pub evidence: Option<Evidence>,
+}
+
+/// How a profile entry's reason is known: what was seen, where in the peer's source, in which
+/// exact version, and whether the code path was traced, probed or only read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Evidence {
+    /// What was observed, and the report or reproducer it comes from.
+    pub observed: String,
+    /// The functions and files of the peer's source the reason rests on ("" for none).
+    pub source: String,
+    /// The exact version of the peer the observation and the source are of: one of the
+    /// profile's `measured` versions.
+    pub version: String,
+    pub how: How,
+}
+
+/// How a reason's code path is known.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum How {
+    /// Followed while it ran (tracepoints, a debugger, the peer's own debug log).
+    Traced,
+    /// Shown by a message sent to test it (a variant of the check's input).
+    Probed,
+    /// Read in the source of that exact version, step by step.
+    Read,
+    /// Read from the observed messages and the named functions, not followed line by line.
+    Inferred,
+}
+
+impl How {
+    pub const NAMES: [&'static str; 4] = ["traced", "probed", "read", "inferred"];
+
+    pub fn from_name(name: &str) -> Option<How> {
+        Some(match name {
+            "traced" => How::Traced,
+            "probed" => How::Probed,
+            "read" => How::Read,
+            "inferred" => How::Inferred,
+            _ => return None,
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        Self::NAMES[self as usize]
+    }
+}
+
+/// The first string starting with `TODO:` (a `profile init` draft's placeholder), with where
+/// it is: `divergence rfc8166/4.5/x: "reason"`, or the top-level key.
+fn placeholder(v: &serde_json::Value, at: String) -> Option<(String, String)> {
+    match v {
+        serde_json::Value::String(s) if s.trim_start().starts_with("TODO:") => Some((at, s.clone())),
+        serde_json::Value::Array(a) => a.iter().find_map(|x| placeholder(x, at.clone())),
+        serde_json::Value::Object(o) => {
+            // Name an entry by its ID (or kind) rather than its index.
+            let at = match (o.get("id").and_then(|x| x.as_str()), o.get("kind").and_then(|x| x.as_str())) {
+                (Some(id), _) => format!("divergence {id}:"),
+                (None, Some(kind)) => format!("finding {kind}:"),
+                (None, None) => at,
+            };
+            o.iter().find_map(|(k, x)| placeholder(x, format!("{at} {k:?}").trim().to_string()))
+        }
+        _ => None,
+    }
+}
+
+/// Parses an entry's optional `"evidence": {"observed", "source", "version", "how"}`; the
+/// version must be one the profile says it measured.
+fn evidence(entry: &str, v: &serde_json::Value, measured: &[String]) -> Result<Option<Evidence>, String> {
+    if v.is_null() {
+        return Ok(None);
+    }
+    let o = v.as_object().ok_or(format!("{entry}: \"evidence\" is not a JSON object"))?;
+    const KEYS: [&str; 4] = ["observed", "source", "version", "how"];
+    if let Some(k) = o.keys().find(|k| !KEYS.contains(&k.as_str())) {
+        return Err(format!(
+            "{entry}: evidence: unknown key {k:?} (known: {})",
+            KEYS.map(|k| format!("{k:?}")).join(", ")
+        ));
+    }
+    let text = |k: &str| -> Result<String, String> {
+        match &v[k] {
+            serde_json::Value::Null if k == "source" => Ok(String::new()),
+            serde_json::Value::String(s) if !s.trim().is_empty() || k == "source" => Ok(s.clone()),
+            _ => Err(format!("{entry}: evidence: \"{k}\" missing or not a non-empty string")),
+        }
+    };
+    let version = text("version")?;
+    if !measured.contains(&version) {
+        return Err(format!(
+            "{entry}: evidence of version {version:?}, which the profile's \"measured\" does not list ({})",
+            if measured.is_empty() { "none listed".to_string() } else { measured.join(", ") }
+        ));
+    }
+    let how = text("how")?;
+    let how = How::from_name(&how)
+        .ok_or(format!("{entry}: evidence: how {how:?} is not one of {}", How::NAMES.join(", ")))?;
+    Ok(Some(Evidence { observed: text("observed")?, source: text("source")?, version, how }))
+}
+
+/// A divergence's expected outcomes: one (`"outcome": "fail"`), or, for a check whose outcome
+/// is a race on this peer, several with the number of times each was seen when it was measured
+/// (`"outcomes": {"fail": 7, "pass": 3}`, from `run --repeat`). Any outcome listed is expected
+/// (a pass among them too); any other fails. The counts record the measurement; they are not
+/// judged.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Outcomes(Vec<(Outcome, Option<u32>)>);
+
+impl Outcomes {
+    /// The one outcome of a plain entry.
+    pub fn single(o: Outcome) -> Outcomes {
+        Outcomes(vec![(o, None)])
+    }
+
+    pub fn contains(&self, o: Outcome) -> bool {
+        self.0.iter().any(|(x, _)| *x == o)
+    }
+
+    /// Each outcome with the times it was seen (None for a single `"outcome"`).
+    pub fn iter(&self) -> impl Iterator<Item = (Outcome, Option<u32>)> + '_ {
+        self.0.iter().copied()
+    }
+
+    /// Several outcomes: the check is a race on this peer.
+    pub fn is_race(&self) -> bool {
+        self.0.len() > 1
+    }
+
+    /// Parses `"outcome"` or `"outcomes"` of the entry `id` (exactly one of them).
+    fn from_entry(id: &str, d: &serde_json::Value) -> Result<Outcomes, String> {
+        const DIVERGENT: &str = "\"fail\", \"pass-lax\" or \"unsupported\"";
+        let name = |o: &str| match o {
+            "pass" => Some(Outcome::Pass),
+            "pass-lax" => Some(Outcome::PassLax),
+            "fail" => Some(Outcome::Fail),
+            "unsupported" => Some(Outcome::Unsupported),
+            _ => None,
+        };
+        match (&d["outcome"], &d["outcomes"]) {
+            (serde_json::Value::Null, serde_json::Value::Null) => {
+                Err(format!("divergence {id}: missing \"outcome\" (or \"outcomes\" for a race)"))
+            }
+            (serde_json::Value::Null, serde_json::Value::Object(m)) => {
+                let mut out = Vec::new();
+                for (k, n) in m {
+                    let o = name(k).ok_or(format!(
+                        "divergence {id}: outcomes: {k:?} is not \"pass\", \"pass-lax\", \"fail\" or \"unsupported\""
+                    ))?;
+                    let n = n.as_u64().filter(|&n| n > 0 && n <= u64::from(u32::MAX)).ok_or(format!(
+                        "divergence {id}: outcomes: {k:?} has {n}, not the number of times it was seen (1 or more)"
+                    ))?;
+                    out.push((o, Some(n as u32)));
+                }
+                if out.iter().all(|(o, _)| *o == Outcome::Pass) {
+                    return Err(format!("divergence {id}: outcomes: list at least one of {DIVERGENT}"));
+                }
+                // Most often seen first.
+                out.sort_by_key(|&(o, n)| (std::cmp::Reverse(n), o));
+                Ok(Outcomes(out))
+            }
+            (serde_json::Value::Null, other) => Err(format!(
+                "divergence {id}: outcomes {other} is not an object of outcome and times seen ({{\"fail\": 7, \"pass\": 3}})"
+            )),
+            (serde_json::Value::String(o), serde_json::Value::Null) if o != "pass" => {
+                name(o).map(Outcomes::single).ok_or(format!("divergence {id}: outcome {:?} is not {DIVERGENT}", o))
+            }
+            (o, serde_json::Value::Null) => Err(format!("divergence {id}: outcome {o} is not {DIVERGENT}")),
+            _ => Err(format!("divergence {id}: both \"outcome\" and \"outcomes\": give one")),
+        }
+    }
+}
+
+/// `fail`; `fail (seen 7 of 10) or pass (3 of 10)`.
+impl std::fmt::Display for Outcomes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let total: u32 = self.0.iter().filter_map(|(_, n)| *n).sum();
+        for (i, (o, n)) in self.0.iter().enumerate() {
+            if i > 0 {
+                f.write_str(" or ")?;
+            }
+            f.write_str(o.name())?;
+            if let Some(n) = n {
+                write!(f, " ({}{n} of {total})", if i == 0 { "seen " } else { "" })?;
+            }
+        }
+        Ok(())
+    }
 }
 
 /// A reviewed fuzz finding of this peer: known, so it does not fail a fuzz run.
@@ -29,12 +220,18 @@ pub struct KnownFinding {
     pub reason: String,
     /// The reproducer in the repository, when there is one.
     pub reproducer: Option<String>,
+    /// How the reason is known.
+    pub evidence: Option<Evidence>,
 }
 
 /// A loaded profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectations {
     pub peer: String,
+    /// The exact versions of the peer this profile was measured on (a kernel line's profile
+    /// applies to the whole line; a version not listed is judged all the same, and reported as
+    /// unseen).
+    pub measured: Vec<String>,
     pub divergences: Vec<Divergence>,
     pub findings: Vec<KnownFinding>,
 }
@@ -45,25 +242,48 @@ impl Expectations {
     /// (`description` optional; a divergence's optional `"peer": "crashed"` or `"wedged"`
     /// says the peer goes down after the check), and optionally known fuzz findings:
     /// `"findings": [{"kind": "violation: ...", "reason": "...", "reproducer": "path"}]`.
-    /// Any other key is refused: a misspelt key would otherwise be ignored silently.
+    /// `"measured": ["6.12.117-1", ...]` lists the exact versions it was measured on, and each
+    /// entry's optional `"evidence"` says how its reason is known ([`Evidence`], of a measured
+    /// version). Any other key is refused: a misspelt key would otherwise be ignored silently.
     pub fn from_json(text: &str) -> Result<Expectations, String> {
         let v: serde_json::Value = serde_json::from_str(text).map_err(|e| format!("not JSON: {e}"))?;
         let top = v.as_object().ok_or("not a JSON object")?;
-        if let Some(k) = top.keys().find(|k| !["peer", "description", "divergences", "findings"].contains(&k.as_str()))
-        {
-            return Err(format!("unknown key {k:?} (known: \"peer\", \"description\", \"divergences\", \"findings\")"));
+        if let Some((at, mut text)) = placeholder(&v, String::new()) {
+            if let Some((cut, _)) = text.char_indices().nth(60) {
+                text = format!("{}...", &text[..cut]);
+            }
+            return Err(format!(
+                "{at} is still a draft's placeholder ({text:?}): replace every \"TODO:\" left by `profile init` \
+                 (a reason says what the peer does and where in its source)"
+            ));
+        }
+        const KEYS: [&str; 5] = ["peer", "description", "measured", "divergences", "findings"];
+        if let Some(k) = top.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(format!("unknown key {k:?} (known: {})", KEYS.map(|k| format!("{k:?}")).join(", ")));
         }
         let peer = v["peer"].as_str().ok_or("missing \"peer\"")?.to_string();
+        let measured = match &v["measured"] {
+            serde_json::Value::Null => Vec::new(),
+            serde_json::Value::Array(a) => a
+                .iter()
+                .map(|m| m.as_str().filter(|s| !s.trim().is_empty()).map(str::to_string))
+                .collect::<Option<Vec<_>>>()
+                .ok_or("\"measured\" must list versions as non-empty strings")?,
+            _ => return Err("\"measured\" is not an array of versions".into()),
+        };
         let list = v["divergences"].as_array().ok_or("missing \"divergences\" array")?;
         let mut divergences = Vec::new();
         for (i, d) in list.iter().enumerate() {
             let entry = d.as_object().ok_or(format!("divergence {i}: not a JSON object"))?;
             let id = d["id"].as_str().ok_or(format!("divergence {i}: missing \"id\""))?.to_string();
-            if let Some(k) = entry.keys().find(|k| !["id", "outcome", "reason", "peer"].contains(&k.as_str())) {
+            const KEYS: [&str; 6] = ["id", "outcome", "outcomes", "reason", "peer", "evidence"];
+            if let Some(k) = entry.keys().find(|k| !KEYS.contains(&k.as_str())) {
                 return Err(format!(
-                    "divergence {id}: unknown key {k:?} (known: \"id\", \"outcome\", \"reason\", \"peer\")"
+                    "divergence {id}: unknown key {k:?} (known: {})",
+                    KEYS.map(|k| format!("{k:?}")).join(", ")
                 ));
             }
+            let evidence = evidence(&format!("divergence {id}"), &d["evidence"], &measured)?;
             let peer = match &d["peer"] {
                 serde_json::Value::Null => None,
                 v => Some(
@@ -72,17 +292,7 @@ impl Expectations {
                         .ok_or(format!("divergence {id}: peer {v} is not \"crashed\" or \"wedged\""))?,
                 ),
             };
-            let outcome = match &d["outcome"] {
-                serde_json::Value::String(o) if o == "fail" => Outcome::Fail,
-                serde_json::Value::String(o) if o == "pass-lax" => Outcome::PassLax,
-                serde_json::Value::String(o) if o == "unsupported" => Outcome::Unsupported,
-                serde_json::Value::Null => return Err(format!("divergence {id}: missing \"outcome\"")),
-                other => {
-                    return Err(format!(
-                        "divergence {id}: outcome {other} is not \"fail\", \"pass-lax\" or \"unsupported\""
-                    ))
-                }
-            };
+            let outcome = Outcomes::from_entry(&id, d)?;
             let reason = d["reason"].as_str().ok_or(format!("divergence {id}: missing \"reason\""))?.to_string();
             if reason.trim().is_empty() {
                 return Err(format!("divergence {id}: the reason is empty"));
@@ -90,13 +300,13 @@ impl Expectations {
             if divergences.iter().any(|x: &Divergence| x.id == id) {
                 return Err(format!("divergence {id} is listed twice"));
             }
-            divergences.push(Divergence { id, outcome, reason, peer });
+            divergences.push(Divergence { id, outcome, reason, peer, evidence });
         }
         let findings = match top.get("findings") {
             None => Vec::new(),
-            Some(f) => known_findings(f)?,
+            Some(f) => known_findings(f, &measured)?,
         };
-        Ok(Expectations { peer, divergences, findings })
+        Ok(Expectations { peer, measured, divergences, findings })
     }
 
     /// Checks that every divergence names a known check (`known(id)`): a misspelt ID would
@@ -106,6 +316,11 @@ impl Expectations {
             Some(d) => Err(format!("divergence {}: no check has this ID (see `rpcrdma-harness list`)", d.id)),
             None => Ok(()),
         }
+    }
+
+    /// Whether the profile was measured on this exact version of the peer.
+    pub fn has_measured(&self, version: &str) -> bool {
+        self.measured.iter().any(|m| m == version)
     }
 
     pub fn find(&self, id: &str) -> Option<&Divergence> {
@@ -118,19 +333,31 @@ impl Expectations {
     }
 }
 
-fn known_findings(v: &serde_json::Value) -> Result<Vec<KnownFinding>, String> {
+fn known_findings(v: &serde_json::Value, measured: &[String]) -> Result<Vec<KnownFinding>, String> {
     let list = v.as_array().ok_or("\"findings\" is not an array")?;
     let mut out: Vec<KnownFinding> = Vec::new();
     for (i, f) in list.iter().enumerate() {
         let entry = f.as_object().ok_or(format!("finding {i}: not a JSON object"))?;
-        if let Some(k) = entry.keys().find(|k| !["kind", "reason", "reproducer"].contains(&k.as_str())) {
-            return Err(format!("finding {i}: unknown key {k:?} (known: \"kind\", \"reason\", \"reproducer\")"));
+        const KEYS: [&str; 4] = ["kind", "reason", "reproducer", "evidence"];
+        if let Some(k) = entry.keys().find(|k| !KEYS.contains(&k.as_str())) {
+            return Err(format!(
+                "finding {i}: unknown key {k:?} (known: {})",
+                KEYS.map(|k| format!("{k:?}")).join(", ")
+            ));
         }
         let kind = f["kind"].as_str().ok_or(format!("finding {i}: missing \"kind\""))?.to_string();
-        let class = kind.split(": ").next().unwrap_or("");
-        if crate::fuzz::Class::from_name(class).is_none() {
+        let (class, detail) = kind.split_once(": ").unwrap_or((&kind, ""));
+        let Some(class) = crate::fuzz::Class::from_name(class) else {
             return Err(format!("finding {kind}: {class:?} is not a finding class"));
-        }
+        };
+        // A kernel signature that still carries line numbers (profiles written before they
+        // were dropped) is kept as the fuzzer now signs it.
+        let kind = match class {
+            crate::fuzz::Class::KernelReport | crate::fuzz::Class::KernelPanic if !detail.is_empty() => {
+                format!("{}: {}", class.name(), crate::fuzz::kernel_log::without_line_numbers(detail))
+            }
+            _ => kind,
+        };
         let reason = f["reason"].as_str().unwrap_or("").trim().to_string();
         if reason.is_empty() {
             return Err(format!("finding {kind}: missing or empty \"reason\""));
@@ -143,7 +370,8 @@ fn known_findings(v: &serde_json::Value) -> Result<Vec<KnownFinding>, String> {
         if out.iter().any(|x| x.kind == kind) {
             return Err(format!("finding {kind} is listed twice"));
         }
-        out.push(KnownFinding { kind, reason, reproducer });
+        let evidence = evidence(&format!("finding {kind}"), &f["evidence"], measured)?;
+        out.push(KnownFinding { kind, reason, reproducer, evidence });
     }
     Ok(out)
 }
@@ -161,6 +389,9 @@ pub enum Status {
     UnexpectedPass,
     Unsupported,
     Skipped,
+    /// Run but not judged: the check's precondition did not happen (see
+    /// [`Outcome::Inconclusive`]). The run fails under `--strict` ([`Status::fails`]).
+    Inconclusive,
     /// The check broke: no verdict on the peer (whatever the profile says).
     Error,
 }
@@ -175,6 +406,7 @@ impl Status {
             Status::UnexpectedPass => "unexpected-pass",
             Status::Unsupported => "unsupported",
             Status::Skipped => "skipped",
+            Status::Inconclusive => "inconclusive",
             Status::Error => "error",
         }
     }
@@ -182,6 +414,12 @@ impl Status {
     /// Whether this status makes the run fail.
     pub fn is_failure(self) -> bool {
         matches!(self, Status::Fail | Status::UnexpectedPass)
+    }
+
+    /// Whether this status makes a run with this `strict` setting fail: a failure, or under
+    /// `--strict` a check left inconclusive (nothing was judged where a verdict was asked).
+    pub fn fails(self, strict: bool) -> bool {
+        self.is_failure() || (strict && self == Status::Inconclusive)
     }
 }
 
@@ -203,23 +441,30 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
         Outcome::Fail => Status::Fail,
         Outcome::Unsupported => Status::Unsupported,
         Outcome::Skipped => Status::Skipped,
+        Outcome::Inconclusive => Status::Inconclusive,
         Outcome::Error => Status::Error,
     };
     let down = r.peer.down.as_ref().map(|d| d.kind);
     match (listed, raw) {
         (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
         (_, Status::Error) if down.is_none() => Judged { status: Status::Error, reason: None },
-        (Some(d), _) if d.outcome == r.outcome && d.peer == down => {
+        (Some(d), _) if d.outcome.contains(r.outcome) && d.peer == down => {
             Judged { status: Status::ExpectedDivergence, reason: Some(d.reason.clone()) }
         }
         (listed, _) if down.is_some() => Judged { status: Status::Fail, reason: Some(went_down(r, listed)) },
+        // Not judged: the profile's entry is neither confirmed nor stale.
+        (Some(d), Status::Inconclusive) => Judged {
+            status: Status::Inconclusive,
+            reason: Some(format!("the profile expects {} ({}); this run could not tell", expected(d), d.reason)),
+        },
+        // A listed outcome (a pass among a race's too), but the entry says the peer goes down.
+        (Some(d), s) if d.outcome.contains(r.outcome) => Judged {
+            status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
+            reason: Some(format!("the profile expects {} ({}), but the peer stayed up", expected(d), d.reason)),
+        },
         (Some(d), Status::Pass) => Judged {
             status: Status::UnexpectedPass,
             reason: Some(format!("the profile expects {} ({}), but the check passed", expected(d), d.reason)),
-        },
-        (Some(d), s) if d.outcome == r.outcome => Judged {
-            status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
-            reason: Some(format!("the profile expects {} ({}), but the peer stayed up", expected(d), d.reason)),
         },
         (Some(d), s) => Judged {
             status: if s == Status::PassLax { Status::PassLax } else { Status::Fail },
@@ -232,8 +477,8 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
 /// A divergence's expected outcome in words: `fail`, `fail with the peer crashed`.
 fn expected(d: &Divergence) -> String {
     match d.peer {
-        Some(k) => format!("{} with the peer {} after it", d.outcome.name(), k.name()),
-        None => d.outcome.name().to_string(),
+        Some(k) => format!("{} with the peer {} after it", d.outcome, k.name()),
+        None => d.outcome.to_string(),
     }
 }
 
@@ -255,18 +500,17 @@ fn went_down(r: &CheckResult, listed: Option<&Divergence>) -> String {
 mod tests {
     use super::*;
     use crate::engine::{CheckInfo, CheckResult};
-    use rpcrdma_codec::check::KeyWord;
     use std::time::Duration;
 
     fn result(id: &'static str, outcome: Outcome) -> CheckResult {
         let check = Box::leak(Box::new(CheckInfo {
             id,
-            requirement: "",
-            key_word: KeyWord::Must,
+            judges: &[],
             acceptable: "",
             rationale: "",
             groups: &[],
             broken_by: &[],
+            precondition: None,
         }));
         CheckResult {
             check,
@@ -309,6 +553,26 @@ mod tests {
     }
 
     #[test]
+    fn a_drafts_todo_placeholders_are_refused_with_the_entry_named() {
+        let e = Expectations::from_json(
+            r#"{"peer":"p","divergences":[{"id":"a/1/x","outcome":"fail","reason":"TODO: what the peer does"}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.starts_with("divergence a/1/x: \"reason\" is still a draft's placeholder"), "{e}");
+        let e = Expectations::from_json(
+            r#"{"peer":"p","measured":["1"],"divergences":[{"id":"a/1/x","outcome":"fail","reason":"r",
+                "evidence":{"observed":"o","source":" TODO: files","version":"1","how":"read"}}]}"#,
+        )
+        .unwrap_err();
+        assert!(e.contains("a/1/x: \"evidence\" \"source\""), "{e}");
+        // "TODO" inside a sentence is not a placeholder.
+        Expectations::from_json(
+            r#"{"peer":"p","divergences":[{"id":"a/1/x","outcome":"fail","reason":"a TODO: list"}]}"#,
+        )
+        .unwrap();
+    }
+
+    #[test]
     fn unknown_keys_and_ids_are_refused_with_the_entry_named() {
         let e = Expectations::from_json(r#"{"peer":"p","divergences":[],"divergence":[]}"#).unwrap_err();
         assert!(e.contains("\"divergence\""), "{e}");
@@ -325,6 +589,47 @@ mod tests {
         assert!(p.check_ids(|id| id.starts_with("a/1/")).is_ok());
         let e = p.check_ids(|id| id == "a/1/x").unwrap_err();
         assert!(e.contains("a/1/y"), "{e}");
+    }
+
+    #[test]
+    fn a_race_lists_its_outcomes_and_any_other_fails() {
+        let p = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [{"id": "a/1/r", "outcomes": {"pass": 3, "fail": 7}, "reason": "lost"}]}"#,
+        )
+        .unwrap();
+        let d = p.find("a/1/r").unwrap();
+        assert!(d.outcome.is_race());
+        assert_eq!(d.outcome.to_string(), "fail (seen 7 of 10) or pass (3 of 10)");
+        for o in [Outcome::Fail, Outcome::Pass] {
+            assert_eq!(judge(&result("a/1/r", o), false, Some(&p)).status, Status::ExpectedDivergence, "{o:?}");
+        }
+        for o in [Outcome::PassLax, Outcome::Unsupported] {
+            let j = judge(&result("a/1/r", o), false, Some(&p));
+            assert_eq!(j.status, if o == Outcome::PassLax { Status::PassLax } else { Status::Fail }, "{o:?}");
+            assert!(j.reason.as_deref().is_some_and(|r| r.contains(&format!("got {}", o.name()))), "{j:?}");
+        }
+        // A pass among the outcomes covers no crash.
+        assert_eq!(judge(&crashed("a/1/r", Outcome::Pass), false, Some(&p)).status, Status::Fail);
+        // The single form is unchanged.
+        assert_eq!(Expectations::from_json(PROFILE).unwrap().find("a/1/x").unwrap().outcome.to_string(), "fail");
+    }
+
+    #[test]
+    fn bad_outcome_lists_are_refused_with_the_entry_named() {
+        for (entry, says) in [
+            (r#""outcome": "fail", "outcomes": {"fail": 1, "pass": 1}"#, "both"),
+            (r#""outcomes": {"pass": 4}"#, "at least one"),
+            (r#""outcomes": {"fail": 0, "pass": 1}"#, "1 or more"),
+            (r#""outcomes": {"fail": "often", "pass": 1}"#, "1 or more"),
+            (r#""outcomes": {"fail": 2, "flaky": 1}"#, "\"flaky\""),
+            (r#""outcomes": ["fail", "pass"]"#, "not an object"),
+            (r#""outcome": "pass""#, "\"pass\""),
+            (r#""peer": "crashed""#, "missing \"outcome\""),
+        ] {
+            let text = format!(r#"{{"peer": "p", "divergences": [{{"id": "a/1/r", {entry}, "reason": "r"}}]}}"#);
+            let e = Expectations::from_json(&text).map(|_| ()).unwrap_err();
+            assert!(e.contains("a/1/r") && e.contains(says), "{entry}: {e}");
+        }
     }
 
     fn crashed(id: &'static str, outcome: Outcome) -> CheckResult {
@@ -374,5 +679,44 @@ mod tests {
         .unwrap();
         assert!(p.known_finding("kernel-panic: BUG: kernel NULL pointer dereference in frwr_unmap_sync").is_some());
         assert!(p.known_finding("kernel-panic: Oops in frwr_unmap_sync").is_none());
+    }
+
+    #[test]
+    fn evidence_names_a_measured_version_and_how_it_is_known() {
+        let with = |evidence: &str| {
+            Expectations::from_json(&format!(
+                r#"{{"peer": "p", "measured": ["6.12.117-1"], "divergences": [
+                    {{"id": "a/1/x", "outcome": "fail", "reason": "r", "evidence": {evidence}}}]}}"#
+            ))
+        };
+        let p = with(r#"{"observed": "report.json", "source": "svc_rdma_recvfrom.c f()", "version": "6.12.117-1", "how": "traced"}"#)
+            .unwrap();
+        let e = p.divergences[0].evidence.as_ref().unwrap();
+        assert_eq!((e.version.as_str(), e.how), ("6.12.117-1", How::Traced));
+        assert!(p.has_measured("6.12.117-1") && !p.has_measured("6.12.118-1"));
+        // A version the profile did not measure, a way of knowing we do not name, a missing
+        // observation, a key we do not know: each refused, naming the entry.
+        let unmeasured = with(r#"{"observed": "o", "version": "6.12.118-1", "how": "read"}"#).unwrap_err();
+        assert!(unmeasured.contains("a/1/x") && unmeasured.contains("6.12.118-1"), "{unmeasured}");
+        assert!(with(r#"{"observed": "o", "version": "6.12.117-1", "how": "guessed"}"#)
+            .unwrap_err()
+            .contains("guessed"));
+        assert!(with(r#"{"version": "6.12.117-1", "how": "read"}"#).unwrap_err().contains("observed"));
+        assert!(with(r#"{"observed": "o", "version": "6.12.117-1", "how": "read", "line": 3}"#)
+            .unwrap_err()
+            .contains("\"line\""));
+        assert!(Expectations::from_json(r#"{"peer": "p", "measured": [""], "divergences": []}"#).is_err());
+    }
+
+    #[test]
+    fn a_kernel_finding_written_with_line_numbers_matches_as_signed_now() {
+        let p = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [], "findings": [
+                {"kind": "kernel-report: WARNING at include/linux/sunrpc/svc.h:520 svc_process", "reason": "r"},
+                {"kind": "violation: rfc8166/4.5.2/xid-mismatch", "reason": "r"}]}"#,
+        )
+        .unwrap();
+        assert!(p.known_finding("kernel-report: WARNING at include/linux/sunrpc/svc.h svc_process").is_some());
+        assert!(p.known_finding("violation: rfc8166/4.5.2/xid-mismatch").is_some());
     }
 }

@@ -16,6 +16,7 @@ pub mod engine;
 pub mod expectations;
 pub mod frame;
 pub mod fuzz;
+pub mod proof;
 pub mod requirements;
 
 pub use rpcrdma_codec as codec;

@@ -90,6 +90,11 @@ pub fn run(args: DecodeArgs) -> i32 {
         crate::errln!("error: --role applies to --kind header only; this message is {}", kind_name(kind));
         return 2;
     }
+    // Empty CM private data is a message (RFC 8797 5.1: none sent); nothing else is.
+    if bytes.is_empty() && kind != Kind::PrivateData {
+        crate::errln!("error: empty input: nothing to decode");
+        return 2;
+    }
     let mut profile = Profile::default();
     for p in meta.profile.iter().chain(&args.profiles) {
         if !profile.apply(p) {
@@ -108,6 +113,17 @@ pub fn run(args: DecodeArgs) -> i32 {
                 outln!("{}", serde_json::to_string_pretty(&v).expect("JSON values serialize"));
             } else {
                 crate::output::stdout_str(&text::render(title, &v));
+            }
+            // A message that breaks a rule of its role is not conforming: exit 1, as for a
+            // malformed one. The IDs are the codec's rules (codec/src/check.rs), which the
+            // catalogue's checks apply to what a peer sends; `list` names those checks.
+            let broken = v["violations"].as_array().map_or(0, Vec::len);
+            if broken > 0 {
+                crate::errln!(
+                    "{broken} rule(s) of RFC 8166 broken by this {} (the codec's rules, not catalogue checks)",
+                    if role == Some(Role::Call) { "call" } else { "reply" }
+                );
+                return 1;
             }
             0
         }

@@ -2,12 +2,14 @@
 //! responder (over the emulated fabric, restarted after each crash) or a peer over verbs;
 //! reproducers into `--out`, a text report and `--json`.
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
 use rpcrdma_conformance::engine::RunOptions;
 use rpcrdma_conformance::expectations::KnownFinding;
+use rpcrdma_conformance::fuzz::resources::{self, Sample};
 use rpcrdma_conformance::fuzz::{self, Config, Embedded, Finding, Report, Target, Timing};
 use rpcrdma_peers::responder::Faults;
 use rpcrdma_peers::transport::Connector;
@@ -17,6 +19,8 @@ use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
 
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
+    #[command(flatten)]
+    pub version: crate::peer_version::PeerVersionArgs,
     /// Fuzz a peer over verbs instead of the embedded reference responder.
     #[arg(long, value_name = "HOST[:PORT]")]
     pub peer: Option<String>,
@@ -41,6 +45,11 @@ pub struct FuzzArgs {
     pub timeout: Option<f64>,
     #[command(flatten)]
     pub watch: WatchArgs,
+    /// With --peer-pid-file: restart the peer (--restart-command) before the next case when
+    /// its machine's MemAvailable is below this percentage of MemTotal and the peer holds at
+    /// least an eighth of the memory (1 to 90).
+    #[arg(long, value_name = "PERCENT", default_value_t = 25, value_parser = clap::value_parser!(u64).range(1..=90))]
+    pub peer_memory_floor: u64,
     /// An expectation profile: findings it lists (`findings`, by kind) are expected and do
     /// not fail the run.
     #[arg(long, value_name = "PROFILE")]
@@ -78,6 +87,20 @@ pub struct WatchArgs {
     /// between minimisation trials; it must exit 0 once the peer is up again. With `--peer`.
     #[arg(long, value_name = "CMD")]
     pub restart_command: Option<String>,
+    /// The peer's own log (a user-space server's, on this machine): a backtrace its crash
+    /// handler writes there during a case makes the crash's finding name its site (the top
+    /// frames: `crash: f < g < h`), so each known crash site is listed in a profile and a new
+    /// one is a new finding. NFS-Ganesha's registered total (`total_rdma_reg_mem`) is read
+    /// from it too.
+    #[arg(long, value_name = "FILE")]
+    pub peer_log: Option<PathBuf>,
+    /// A file holding the peer process's id (re-read after each case, so a restarted peer is
+    /// followed): after each case its memory (/proc/PID/status: VmRSS, VmLck, VmPin) and the
+    /// machine's (/proc/meminfo) are read; memory kept for every closed connection is a
+    /// `resource-leak` finding with the numbers, and the peer is restarted before the machine
+    /// runs out (`fuzz --peer-memory-floor`).
+    #[arg(long, value_name = "FILE")]
+    pub peer_pid_file: Option<PathBuf>,
 }
 
 /// A peer over verbs, restarted by `--restart-command` when one is given.
@@ -114,10 +137,22 @@ impl Target for Remote {
     }
 }
 
-/// A target whose kernel log is followed.
+/// A target whose logs and process are watched.
 struct Watched {
     inner: Box<dyn Target>,
-    log: crate::kernel_log::KernelLog,
+    kernel: Option<crate::kernel_log::KernelLog>,
+    peer: Option<crate::kernel_log::KernelLog>,
+    pid_file: Option<PathBuf>,
+}
+
+/// The peer process named by `pid_file` and its machine, from `/proc`; None while the file
+/// or the process is missing (a peer being restarted).
+pub fn sample(pid_file: &Path) -> Option<Sample> {
+    let pid: u32 = std::fs::read_to_string(pid_file).ok()?.trim().parse().ok()?;
+    let (rss_kib, locked_kib, pinned_kib) =
+        resources::parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)?;
+    let (available_kib, total_kib) = resources::parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)?;
+    Some(Sample { pid, rss_kib, locked_kib, pinned_kib, available_kib, total_kib, registered: None })
 }
 
 impl Target for Watched {
@@ -137,7 +172,16 @@ impl Target for Watched {
         self.inner.describe()
     }
     fn kernel_log(&mut self) -> Vec<String> {
-        self.log.drain()
+        self.kernel.as_ref().map(|l| l.drain()).unwrap_or_default()
+    }
+    fn peer_log(&mut self) -> Vec<String> {
+        self.peer.as_ref().map(|l| l.drain()).unwrap_or_default()
+    }
+    fn resources(&mut self) -> Option<Sample> {
+        sample(self.pid_file.as_deref()?)
+    }
+    fn note(&mut self, what: &str) {
+        println!("{what}");
     }
 }
 
@@ -145,16 +189,37 @@ impl Target for Watched {
 /// why not.
 pub fn target(peer: Option<&str>, faults: &[String], watch: &WatchArgs) -> Result<Box<dyn Target>, i32> {
     let inner = bare_target(peer, faults, watch.restart_command.as_deref())?;
-    match &watch.kernel_log {
-        None => Ok(inner),
-        Some(path) => match crate::kernel_log::KernelLog::follow(path) {
-            Ok(log) => Ok(Box::new(Watched { inner, log })),
-            Err(e) => {
-                eprintln!("error: --kernel-log {}: {e}", path.display());
-                Err(EXIT_USAGE)
-            }
-        },
+    if watch.kernel_log.is_none() && watch.peer_log.is_none() && watch.peer_pid_file.is_none() {
+        return Ok(inner);
     }
+    let open = |path: &Option<PathBuf>, option: &str, kmsg: bool| {
+        path.as_ref()
+            .map(|p| {
+                let log = if kmsg {
+                    crate::kernel_log::KernelLog::follow(p)
+                } else {
+                    crate::kernel_log::KernelLog::follow_plain(p)
+                };
+                log.map_err(|e| {
+                    eprintln!("error: {option} {}: {e}", p.display());
+                    EXIT_USAGE
+                })
+            })
+            .transpose()
+    };
+    let kernel = open(&watch.kernel_log, "--kernel-log", true)?;
+    let peer = open(&watch.peer_log, "--peer-log", false)?;
+    if let Some(p) = &watch.peer_pid_file {
+        // The peer must be there to be watched; a pid file that names no process is a mistake.
+        if sample(p).is_none() {
+            eprintln!(
+                "error: --peer-pid-file {}: no readable process id in it, or no /proc/PID/status and /proc/meminfo for it",
+                p.display()
+            );
+            return Err(EXIT_USAGE);
+        }
+    }
+    Ok(Box::new(Watched { inner, kernel, peer, pid_file: watch.peer_pid_file.clone() }))
 }
 
 fn bare_target(peer: Option<&str>, faults: &[String], restart: Option<&str>) -> Result<Box<dyn Target>, i32> {
@@ -229,6 +294,21 @@ fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
     Ok(path)
 }
 
+/// Writes `text` to `path` whole or not at all (into a file beside it, then renamed over it):
+/// a harness killed while writing leaves the previous report, never half of one. A path that
+/// is not a regular file (`/dev/stdout`) is written as it is.
+fn write_whole(path: &Path, text: &str) -> Result<(), String> {
+    if std::fs::metadata(path).is_ok_and(|m| !m.is_file()) {
+        return std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()));
+    }
+    let mut tmp = path.as_os_str().to_owned();
+    tmp.push(".part");
+    let tmp = PathBuf::from(tmp);
+    std::fs::write(&tmp, text)
+        .and_then(|()| std::fs::rename(&tmp, path))
+        .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
 /// For each finding, the profile's reason when the profile lists its kind.
 pub fn known_reasons(r: &Report, expected: &[KnownFinding]) -> Vec<Option<String>> {
     r.findings
@@ -264,6 +344,21 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("cases per finding class: {}\n", classes.join(", "));
     s += &format!("coverage: {} reply signatures, corpus of {}\n", r.signatures, r.corpus);
+    if let Some(m) = &r.memory {
+        s += &format!(
+            "peer memory: it held at most {} MiB (VmRSS or VmPin); the machine's MemAvailable fell to {} MiB of {} MiB; restarted {} time(s) below {}% available{}\n",
+            m.most_held_kib / 1024,
+            m.least_available_kib.unwrap_or(0) / 1024,
+            m.last.map_or(0, |l| l.total_kib / 1024),
+            m.restarts,
+            m.floor_percent,
+            if m.low_not_peer > 0 {
+                format!(" ({} case(s) began below it with the peer holding too little for a restart to help)", m.low_not_peer)
+            } else {
+                String::new()
+            }
+        );
+    }
     if r.findings.is_empty() {
         s += "no findings\n";
     }
@@ -307,6 +402,14 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "finding_classes": r.classes,
         "signatures": r.signatures,
         "corpus": r.corpus,
+        "peer_memory": r.memory.as_ref().map(|m| json!({
+            "most_held_kib": m.most_held_kib,
+            "least_available_kib": m.least_available_kib,
+            "total_kib": m.last.map(|l| l.total_kib),
+            "floor_percent": m.floor_percent,
+            "restarts": m.restarts,
+            "low_not_peer": m.low_not_peer,
+        })),
         "findings": r.findings.iter().enumerate().map(|(i, f)| json!({
             "class": f.reproducer.kind.class.name(),
             "detail": f.reproducer.kind.detail,
@@ -330,8 +433,12 @@ pub fn run(args: FuzzArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let expected = match crate::run::load_profile(args.expect.as_deref()) {
-        Ok(p) => p.map(|p| p.findings).unwrap_or_default(),
+    let (expected, peer_version) = match crate::run::load_profile(args.expect.as_deref()) {
+        Ok(p) => {
+            let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
+            let line = v.line(p.as_ref().map(|p| p.peer.as_str()));
+            (p.map(|p| p.findings).unwrap_or_default(), (v, line))
+        }
         Err(code) => return code,
     };
     let mut target = match target(args.peer.as_deref(), &args.fault, &args.watch) {
@@ -363,34 +470,66 @@ pub fn run(args: FuzzArgs) -> i32 {
         skip_cases: args.skip_cases,
         feedback: !args.no_feedback,
         journal: journal.clone(),
+        memory_floor_percent: args.peer_memory_floor,
         ..Config::default()
     };
     let skipping =
         if args.skip_cases > 0 { format!(", skipping its first {} cases", args.skip_cases) } else { String::new() };
     println!("rpcrdma-harness {} fuzzing {} (seed {seed}{skipping})", env!("CARGO_PKG_VERSION"), target.describe());
-    let mut files: Vec<Option<PathBuf>> = Vec::new();
+    let files: RefCell<Vec<Option<PathBuf>>> = RefCell::new(Vec::new());
     let mut write_failed = false;
     let out = args.out.clone();
-    let report = fuzz::run(target.as_mut(), &config, &crate::signals::INTERRUPT, |f| {
-        let n = files.len();
-        match save(&out, f, n) {
-            Ok(p) => {
-                println!(
-                    "finding {}: {} ({} message(s)) -> {}",
-                    n + 1,
-                    f.reproducer.kind,
-                    f.reproducer.messages.len(),
-                    p.display()
-                );
-                files.push(Some(p));
-            }
-            Err(e) => {
-                eprintln!("error: {e}");
-                write_failed = true;
-                files.push(None);
-            }
+    // The JSON report as the run stands, rewritten at most every second and after each
+    // finding (ended "not ended ..."): a run killed outright (the OOM killer's SIGKILL) still
+    // leaves its report, saying it did not end.
+    let json_path = args.json.clone();
+    let version_fields = peer_version.0.json_fields();
+    let write_json = |report: &Report, known: &[Option<String>]| -> Result<(), String> {
+        let Some(path) = &json_path else { return Ok(()) };
+        let mut value = json_report(report, &files.borrow(), known);
+        for (k, v) in &version_fields {
+            value[*k] = v.clone();
         }
-    });
+        let t = serde_json::to_string_pretty(&value).expect("JSON values serialize");
+        write_whole(path, &(t + "\n"))
+    };
+    let mut last_progress: Option<(Instant, usize)> = None;
+    let progress = |r: &Report| {
+        let due = last_progress.is_none_or(|(t, n)| t.elapsed() >= Duration::from_secs(1) || n != r.findings.len());
+        if due {
+            last_progress = Some((Instant::now(), r.findings.len()));
+            // A failure here shows again, and counts, when the final report is written.
+            let _ = write_json(r, &known_reasons(r, &expected));
+        }
+    };
+    let report = fuzz::run_watched(
+        target.as_mut(),
+        &config,
+        &crate::signals::INTERRUPT,
+        |f| {
+            let mut files = files.borrow_mut();
+            let n = files.len();
+            match save(&out, f, n) {
+                Ok(p) => {
+                    println!(
+                        "finding {}: {} ({} message(s)) -> {}",
+                        n + 1,
+                        f.reproducer.kind,
+                        f.reproducer.messages.len(),
+                        p.display()
+                    );
+                    files.push(Some(p));
+                }
+                Err(e) => {
+                    eprintln!("error: {e}");
+                    write_failed = true;
+                    files.push(None);
+                }
+            }
+        },
+        progress,
+    );
+    let files = files.take();
     if let Some(j) = &journal {
         j.append(&fuzz::journal::end_line(report.seed, report.skipped + report.cases, report.ended.name()));
     }
@@ -403,11 +542,18 @@ pub fn run(args: FuzzArgs) -> i32 {
         return EXIT_UNREACHABLE;
     }
     let known = known_reasons(&report, &expected);
+    if let Some(line) = &peer_version.1 {
+        println!("{line}");
+    }
     print!("{}", text(&report, &files, &known));
     if let Some(path) = &args.json {
-        let t = serde_json::to_string_pretty(&json_report(&report, &files, &known)).expect("JSON values serialize");
-        if let Err(e) = std::fs::write(path, t + "\n") {
-            eprintln!("error: cannot write {}: {e}", path.display());
+        let mut value = json_report(&report, &files, &known);
+        for (k, v) in &version_fields {
+            value[*k] = v.clone();
+        }
+        let t = serde_json::to_string_pretty(&value).expect("JSON values serialize");
+        if let Err(e) = write_whole(path, &(t + "\n")) {
+            eprintln!("error: {e}");
             write_failed = true;
         }
     }

@@ -37,11 +37,19 @@ fn next_number(dir: &Path) -> usize {
     highest.unwrap_or(0) + 1
 }
 
+/// A console log or journal, at most [`crate::input::MAX_CONSOLE`] bytes (the machine may have
+/// written bytes that are not UTF-8: read lossily).
 fn read(path: &Path, what: &str) -> Result<String, i32> {
-    std::fs::read(path).map(|b| String::from_utf8_lossy(&b).into_owned()).map_err(|e| {
-        eprintln!("error: {what} {}: {e}", path.display());
-        EXIT_USAGE
-    })
+    use std::io::Read;
+    let mut bytes = Vec::new();
+    let limit = crate::input::MAX_CONSOLE;
+    let read = std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes));
+    match read {
+        Err(e) => eprintln!("error: {what} {}: {e}", path.display()),
+        Ok(n) if n as u64 > limit => eprintln!("error: {what} {}: longer than {} MiB", path.display(), limit >> 20),
+        Ok(_) => return Ok(String::from_utf8_lossy(&bytes).into_owned()),
+    }
+    Err(EXIT_USAGE)
 }
 
 pub fn run(args: FuzzPanicArgs) -> i32 {

@@ -63,6 +63,31 @@ fn too_large(what: &str) -> InputError {
     ))
 }
 
+/// The most read of a file that is not a message: a profile, a report, a reproducer, a
+/// console log. Each is text the harness wrote or a person reviewed; `--expect /dev/urandom`
+/// must end in an error, not in an allocation as large as the machine.
+pub const MAX_PROFILE: u64 = 4 << 20;
+pub const MAX_REPORT: u64 = 256 << 20;
+pub const MAX_REPRODUCER: u64 = 64 << 20;
+pub const MAX_CONSOLE: u64 = 256 << 20;
+
+/// Reads a text file of at most `limit` bytes: a longer one (or an endless one, a device) is
+/// an error naming the file and the limit, read no further than the limit; invalid UTF-8 is
+/// an error too.
+pub fn read_text(path: &std::path::Path, what: &str, limit: u64) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    let mut buf = Vec::new();
+    file.take(limit + 1).read_to_end(&mut buf).map_err(|e| format!("{what} {}: {e}", path.display()))?;
+    if buf.len() as u64 > limit {
+        return Err(format!(
+            "{what} {}: longer than {} MiB; not a {what} this harness reads (is it the right file?)",
+            path.display(),
+            limit >> 20
+        ));
+    }
+    String::from_utf8(buf).map_err(|e| format!("{what} {}: not UTF-8 text ({e})", path.display()))
+}
+
 /// Refuses a message larger than [`MAX_MESSAGE`].
 pub fn check_size(bytes: Vec<u8>) -> Result<Vec<u8>, InputError> {
     if bytes.len() > MAX_MESSAGE {

@@ -1,7 +1,8 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
 use rpcrdma_harness::{
-    bench_null, decode, export_tree, fuzz, fuzz_panic, matrix, output, replay, run, serve, signals, vectors_cmd,
+    bench_null, decode, export_tree, fuzz, fuzz_panic, kcidb, matrix, output, profile_init, replay, run, serve,
+    signals, vectors_cmd,
 };
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -11,7 +12,7 @@ use clap::{CommandFactory, Parser, Subcommand};
 #[command(name = "rpcrdma-harness", about, long_about = None)]
 #[command(version = concat!(env!("CARGO_PKG_VERSION"), " (", env!("RPCRDMA_HARNESS_REVISION"), ")"))]
 #[command(after_help = "Exit status: 0 all as expected, 1 a check failed, 2 usage or environment error, \
-3 peer unreachable, 130/143 interrupted by SIGINT/SIGTERM.")]
+3 peer unreachable, 4 a check broke (a harness defect), 130/143 interrupted by SIGINT/SIGTERM.")]
 struct Cli {
     /// Colour the text: auto (on a terminal, unless NO_COLOR is set or TERM=dumb), always, or
     /// never. never also prints ASCII marks (+ x) for ✔ and ×, as does a non-UTF-8 locale.
@@ -40,13 +41,26 @@ enum Command {
     /// Golden vectors.
     #[command(subcommand)]
     Vectors(vectors_cmd::VectorsCommand),
+    /// Convert JSON reports: `report kcidb REPORT.json... -o FILE` writes KCIDB I/O JSON.
+    #[command(subcommand)]
+    Report(kcidb::ReportCommand),
+    /// Expectation profiles: `profile init --from REPORT.json` drafts one from a run.
+    #[command(subcommand)]
+    Profile(profile_init::ProfileCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to standard output.
     Completions {
         #[arg(value_enum)]
         shell: clap_complete::Shell,
     },
-    /// Print the manual page (roff) to standard output.
-    Man,
+    /// Print a manual page (roff) to standard output: the program's, or a subcommand's
+    /// (`man run`); `--dir DIR` writes every page (rpcrdma-harness.1, rpcrdma-harness-run.1, ...).
+    Man {
+        /// The subcommand whose page to print.
+        subcommand: Option<String>,
+        /// Write every page into this directory instead.
+        #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
+        dir: Option<std::path::PathBuf>,
+    },
     /// NULL calls per second against a peer at queue depth 1 and at the full credit window.
     #[command(hide = true)]
     BenchNull(bench_null::BenchArgs),
@@ -54,18 +68,74 @@ enum Command {
     /// a `kernel-panic` finding in DIR; exit 1 unless the profile lists it, 2 on bad input.
     #[command(hide = true)]
     FuzzPanic(fuzz_panic::FuzzPanicArgs),
-    /// Write the reference responder's file tree into DIR (for a real server's export).
-    #[command(hide = true)]
-    ExportTree { dir: std::path::PathBuf },
+    /// Write the reference file tree into DIR, the directory your server exports, so `run --peer`
+    /// finds the files its checks read (idempotent; prints what it creates or puts back).
+    ExportTree(export_tree::ExportTreeArgs),
 }
 
-fn man() -> i32 {
+/// What every subcommand's exit status means, as the manual's EXIT STATUS section.
+const EXIT_STATUS: [(&str, &str); 6] = [
+    ("0", "Everything as expected: every check passed or diverged as the profile lists."),
+    ("1", "A check failed, a listed divergence did not happen, a finding is new, or the peer went down."),
+    ("2", "A usage or environment error (bad arguments, an unreadable profile, no RDMA device)."),
+    ("3", "The peer could not be reached."),
+    ("4", "A check broke: a harness defect; the peer was not judged by it."),
+    ("130, 143", "Interrupted by SIGINT or SIGTERM; the reports say how far the run got."),
+];
+
+/// One manual page: clap's sections, then EXIT STATUS.
+fn page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
+    let man = clap_mangen::Man::new(cmd.clone());
     let mut buf = Vec::new();
-    match clap_mangen::Man::new(Cli::command()).render(&mut buf) {
-        Ok(()) => {
-            output::stdout_str(&String::from_utf8_lossy(&buf));
-            0
-        }
+    man.render_title(&mut buf)?;
+    man.render_name_section(&mut buf)?;
+    man.render_synopsis_section(&mut buf)?;
+    man.render_description_section(&mut buf)?;
+    man.render_options_section(&mut buf)?;
+    if cmd.get_subcommands().any(|s| !s.is_hide_set()) {
+        man.render_subcommands_section(&mut buf)?;
+    }
+    buf.extend_from_slice(b".SH \"EXIT STATUS\"\n");
+    for (code, meaning) in EXIT_STATUS {
+        buf.extend_from_slice(format!(".TP\n{code}\n{meaning}\n").as_bytes());
+    }
+    if cmd.get_version().is_some() {
+        man.render_version_section(&mut buf)?;
+    }
+    Ok(buf)
+}
+
+/// The program and each visible subcommand, named as their pages are
+/// (`rpcrdma-harness-run`, as the top page's SEE ALSO-style list refers to them).
+fn pages() -> Vec<(String, clap::Command)> {
+    let mut cmd = Cli::command().disable_help_subcommand(true);
+    cmd.build();
+    let mut out = vec![("rpcrdma-harness".to_string(), cmd.clone())];
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
+        let name = sub.get_display_name().unwrap_or(sub.get_name()).to_string();
+        out.push((name, sub.clone()));
+    }
+    out
+}
+
+fn man(subcommand: Option<String>, dir: Option<std::path::PathBuf>) -> i32 {
+    let mut all = pages();
+    let result = match (subcommand, dir) {
+        (_, Some(dir)) => all.into_iter().try_for_each(|(name, cmd)| {
+            std::fs::write(dir.join(format!("{name}.1")), page(cmd)?)
+                .map_err(|e| std::io::Error::new(e.kind(), format!("{}: {e}", dir.join(format!("{name}.1")).display())))
+        }),
+        (Some(sub), None) => match all.into_iter().find(|(n, _)| n.strip_prefix("rpcrdma-harness-") == Some(&sub)) {
+            Some((_, cmd)) => page(cmd).map(|b| output::stdout_str(&String::from_utf8_lossy(&b))),
+            None => {
+                rpcrdma_harness::errln!("error: no subcommand {sub:?} (see `rpcrdma-harness --help`)");
+                return 2;
+            }
+        },
+        (None, None) => page(all.swap_remove(0).1).map(|b| output::stdout_str(&String::from_utf8_lossy(&b))),
+    };
+    match result {
+        Ok(()) => 0,
         Err(e) => {
             rpcrdma_harness::errln!("error: {e}");
             2
@@ -94,9 +164,11 @@ fn main() {
         Command::Decode(args) => decode::run(args),
         Command::Matrix(args) => matrix::run(args),
         Command::Vectors(cmd) => vectors_cmd::run(cmd),
+        Command::Profile(cmd) => profile_init::run(cmd),
+        Command::Report(cmd) => kcidb::run(cmd),
         Command::Completions { shell } => completions(shell),
-        Command::Man => man(),
-        Command::ExportTree { dir } => export_tree::run(&dir),
+        Command::Man { subcommand, dir } => man(subcommand, dir),
+        Command::ExportTree(args) => export_tree::run(args),
         Command::BenchNull(args) => bench_null::run(args),
         Command::FuzzPanic(args) => fuzz_panic::run(args),
     };

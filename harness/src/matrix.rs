@@ -26,6 +26,10 @@ pub struct MatrixArgs {
     /// output is named).
     #[arg(long, value_name = "FILE")]
     markdown: Option<PathBuf>,
+    /// Exit 1 when any row differs between configurations of the same side (a CI gate on
+    /// drift); without it the exit status is 0 whatever the matrix shows.
+    #[arg(long)]
+    fail_on_drift: bool,
 }
 
 /// One cell: a check's judged status in one configuration.
@@ -41,6 +45,13 @@ pub struct Cell {
 pub struct Column {
     pub label: String,
     pub cells: Vec<(String, Cell)>,
+    /// The run was interrupted: its skipped checks were never run, so they are no drift.
+    pub interrupted: bool,
+    /// What the column was judged against and by which build: the profile's name, the
+    /// harness revision, the start time.
+    pub profile: Option<String>,
+    pub revision: Option<String>,
+    pub started_unix: Option<u64>,
 }
 
 /// The checks of every column, in order of first appearance, and the columns.
@@ -76,7 +87,20 @@ pub fn column(text: &str, file: &str, label: Option<&str>) -> Result<Column, Str
             format!("{who} ({stem})")
         }
     };
-    Ok(Column { label, cells })
+    // The exact version that ran, and whether its profile had seen it.
+    let label = match (v["peer_version"].as_str(), v["peer_version_seen"].as_bool()) {
+        (Some(version), Some(false)) => format!("{label} [{version}, unseen by its profile]"),
+        (Some(version), _) => format!("{label} [{version}]"),
+        (None, _) => label,
+    };
+    Ok(Column {
+        label,
+        cells,
+        interrupted: v["interrupted"].as_bool().unwrap_or(false),
+        profile: v["expectations"].as_str().map(str::to_string),
+        revision: v["tool"]["revision"].as_str().map(str::to_string),
+        started_unix: v["started_unix"].as_u64(),
+    })
 }
 
 impl Matrix {
@@ -98,6 +122,43 @@ impl Matrix {
         self.columns[col].cells.iter().find(|(id, _)| id == row).map(|(_, c)| c)
     }
 
+    /// Whether an interrupted run skipped `row` in column `col`: never run there, so the cell
+    /// says nothing about drift.
+    fn cut_short(&self, row: &str, col: usize) -> bool {
+        self.columns[col].interrupted && self.cell(row, col).is_some_and(|c| c.status == "skipped")
+    }
+
+    /// How many cells of column `col` have each status, in legend order (none omitted).
+    pub fn totals(&self, col: usize) -> Vec<(&'static str, usize)> {
+        LEGEND
+            .iter()
+            .map(|(st, _, _)| (*st, self.columns[col].cells.iter().filter(|(_, c)| c.status == *st).count()))
+            .filter(|(_, n)| *n > 0)
+            .collect()
+    }
+
+    /// The rows that differ.
+    pub fn drifting(&self) -> usize {
+        self.rows.iter().filter(|r| self.drifts(r)).count()
+    }
+
+    /// One line per column: its profile, the harness revision and when it ran.
+    fn provenance(&self) -> Vec<String> {
+        self.columns
+            .iter()
+            .map(|c| {
+                let when = c.started_unix.map_or("unknown".to_string(), utc);
+                format!(
+                    "{}: profile {}, harness revision {}, started {when}{}",
+                    c.label,
+                    c.profile.as_deref().unwrap_or("none"),
+                    c.revision.as_deref().unwrap_or("unknown"),
+                    if c.interrupted { ", interrupted (its skipped checks are not counted as drift)" } else { "" }
+                )
+            })
+            .collect()
+    }
+
     /// Whether the configurations disagree on `row`. A missing cell counts as different in a
     /// report of the same side (a server report without a server check), and not at all in a
     /// report of the other side (a client report has no server checks to run).
@@ -107,7 +168,8 @@ impl Matrix {
             let client_column = self.columns[i].cells.iter().any(|(id, _)| side(id));
             client_column == side(row)
         });
-        let statuses: BTreeSet<Option<&str>> = mine.map(|i| self.cell(row, i).map(|c| c.status.as_str())).collect();
+        let statuses: BTreeSet<Option<&str>> =
+            mine.filter(|&i| !self.cut_short(row, i)).map(|i| self.cell(row, i).map(|c| c.status.as_str())).collect();
         statuses.len() > 1
     }
 
@@ -129,13 +191,20 @@ impl Matrix {
             let drift = if self.drifts(row) { "≠" } else { "" };
             let _ = writeln!(s, "| `{row}` | {} | {drift} |", cells.join(" | "));
         }
-        let drifting = self.rows.iter().filter(|r| self.drifts(r)).count();
+        let totals: Vec<String> = (0..self.columns.len())
+            .map(|i| self.totals(i).iter().map(|(st, n)| format!("{n} {}", symbol(st))).collect::<Vec<_>>().join(" "))
+            .collect();
+        let _ = writeln!(s, "| **totals** | {} | |", totals.join(" | "));
         let _ = writeln!(
             s,
-            "\n{} checks, {} configurations, {drifting} rows that differ.",
+            "\n{} checks, {} configurations, {} rows that differ.",
             self.rows.len(),
-            self.columns.len()
+            self.columns.len(),
+            self.drifting()
         );
+        for line in self.provenance() {
+            let _ = writeln!(s, "- {}", md(&line));
+        }
         let _ = writeln!(
             s,
             "Legend: {}",
@@ -150,13 +219,18 @@ impl Matrix {
         s.push_str("<title>rpcrdma conformance matrix</title>\n<style>\n");
         s.push_str(CSS);
         s.push_str("</style></head><body>\n<h1>RPC-over-RDMA conformance matrix</h1>\n");
-        let drifting = self.rows.iter().filter(|r| self.drifts(r)).count();
         let _ = writeln!(
             s,
-            "<p>{} checks, {} configurations, <strong>{drifting}</strong> rows that differ (marked ≠). Hover a cell for what the peer did.</p>",
+            "<p>{} checks, {} configurations, <strong>{}</strong> rows that differ (marked ≠). Hover a cell for what the peer did.</p>",
             self.rows.len(),
-            self.columns.len()
+            self.columns.len(),
+            self.drifting()
         );
+        s.push_str("<ul class=\"provenance\">");
+        for line in self.provenance() {
+            let _ = write!(s, "<li>{}</li>", esc(&line));
+        }
+        s.push_str("</ul>\n");
         s.push_str("<p class=\"legend\">");
         for (status, sym, class) in LEGEND {
             let _ = write!(s, "<span class=\"{class}\">{sym} {status}</span> ");
@@ -177,7 +251,8 @@ impl Matrix {
                             let _ = write!(title, "\n\nprofile: {r}");
                         }
                         let class = LEGEND.iter().find(|(st, _, _)| *st == c.status).map_or("unknown", |l| l.2);
-                        let mark = if c.reason.is_some() { "†" } else { "" };
+                        // The footnote is the profile's reason for an expected divergence only.
+                        let mark = if c.status == "expected-divergence" && c.reason.is_some() { "†" } else { "" };
                         let _ = write!(
                             s,
                             "<td class=\"cell {class}\" title=\"{}\">{} {}{mark}</td>",
@@ -191,24 +266,29 @@ impl Matrix {
             }
             let _ = writeln!(s, "<td>{}</td></tr>", if drift { "≠" } else { "" });
         }
-        s.push_str(
-            "</tbody></table>\n<p>† an expected divergence: the profile's reason is in the cell's hover text.</p>\n",
-        );
+        s.push_str("</tbody><tfoot><tr><th>totals</th>");
+        for i in 0..self.columns.len() {
+            let t = self.totals(i).iter().map(|(st, n)| format!("{n} {}", symbol(st))).collect::<Vec<_>>().join(" ");
+            let _ = write!(s, "<td>{}</td>", esc(&t));
+        }
+        s.push_str("<td></td></tr></tfoot></table>\n");
+        s.push_str("<p>† an expected divergence: the profile's reason is in the cell's hover text.</p>\n");
         s.push_str("</body></html>\n");
         s
     }
 }
 
 /// (status, symbol, CSS class).
-const LEGEND: [(&str, &str, &str); 8] = [
+const LEGEND: [(&str, &str, &str); 9] = [
     ("pass", "✔", "pass"),
     ("pass-lax", "~", "lax"),
     ("expected-divergence", "◆", "div"),
     ("fail", "✘", "fail"),
-    ("unexpected-pass", "!", "fail"),
+    ("unexpected-pass", "‼", "fail"),
     ("unsupported", "?", "unsup"),
     ("skipped", "-", "skip"),
-    ("error", "!", "fail"),
+    ("inconclusive", "◌", "inconc"),
+    ("error", "E", "fail"),
 ];
 
 const CSS: &str = "body{font-family:system-ui,sans-serif;margin:1.5em}\
@@ -219,6 +299,7 @@ td.id{font-family:monospace}\
 tr.drift td.id{font-weight:bold}\
 .pass{background:#e3f6e3}.lax{background:#f6f2d8}.div{background:#e6e6fa}\
 .fail{background:#f9d6d6}.unsup{background:#eee}.skip{background:#fafafa;color:#888}\
+.inconc{background:#fdf0dc}\
 .absent{color:#bbb}.legend span{padding:2px 6px;margin-right:4px}\n";
 
 fn symbol(status: &str) -> &'static str {
@@ -229,25 +310,52 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
+/// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days, proleptic Gregorian).
+pub(crate) fn utc(secs: u64) -> String {
+    let days = (secs / 86400) as i64;
+    let rem = secs % 86400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z - era * 146_097;
+    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let d = doy - (153 * mp + 2) / 5 + 1;
+    let m = if mp < 10 { mp + 3 } else { mp - 9 };
+    let y = yoe + era * 400 + i64::from(m <= 2);
+    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem / 60 % 60, rem % 60)
+}
+
 fn md(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
 pub fn run(args: MatrixArgs) -> i32 {
-    let mut columns = Vec::with_capacity(args.reports.len());
+    let mut columns: Vec<Column> = Vec::with_capacity(args.reports.len());
+    let mut files = BTreeSet::new();
     for r in &args.reports {
         let (file, label) = match r.split_once('=') {
             Some((f, l)) => (f, Some(l)),
             None => (r.as_str(), None),
         };
-        let text = match std::fs::read_to_string(file) {
+        // The same report twice (by any path) is two identical columns: refused.
+        let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
+        if !files.insert(canonical) {
+            eprintln!("error: {file} is given twice");
+            return EXIT_USAGE;
+        }
+        let text = match crate::input::read_text(std::path::Path::new(file), "report", crate::input::MAX_REPORT) {
             Ok(t) => t,
             Err(e) => {
-                eprintln!("error: cannot read {file}: {e}");
+                eprintln!("error: {e}");
                 return EXIT_USAGE;
             }
         };
         match column(&text, file, label) {
+            Ok(c) if columns.iter().any(|o| o.label == c.label) => {
+                eprintln!("error: two columns are labelled {:?}; name them with REPORT.json=LABEL", c.label);
+                return EXIT_USAGE;
+            }
             Ok(c) => columns.push(c),
             Err(e) => {
                 eprintln!("error: {e}");
@@ -274,6 +382,10 @@ pub fn run(args: MatrixArgs) -> i32 {
         Some(_) => print!("{}", m.markdown()),
         None if !wrote => print!("{}", m.markdown()),
         None => {}
+    }
+    if args.fail_on_drift && m.drifting() > 0 {
+        eprintln!("{} rows differ between configurations (--fail-on-drift)", m.drifting());
+        return crate::run::EXIT_FAILED;
     }
     EXIT_OK
 }
@@ -334,7 +446,41 @@ mod tests {
     fn labels_and_errors() {
         let c = column(&report(&[]), "dir/linux.json", None).unwrap();
         assert_eq!(c.label, "p (linux)");
+        // The exact version that ran is in the column's heading, and an unseen one says so.
+        let mut r: Value = serde_json::from_str(&report(&[])).unwrap();
+        r["peer_version"] = "6.12.118-1".into();
+        r["peer_version_seen"] = false.into();
+        let c = column(&r.to_string(), "k.json", Some("6.12 server")).unwrap();
+        assert_eq!(c.label, "6.12 server [6.12.118-1, unseen by its profile]");
+        r["peer_version_seen"] = true.into();
+        assert_eq!(column(&r.to_string(), "k.json", Some("K")).unwrap().label, "K [6.12.118-1]");
         assert!(column("{}", "x.json", None).unwrap_err().contains("not an rpcrdma-harness report"));
         assert!(column("nope", "x.json", None).unwrap_err().contains("not a JSON report"));
+    }
+
+    #[test]
+    fn the_footnote_marks_expected_divergences_only_and_symbols_are_distinct() {
+        let c = column(
+            &report(&[
+                ("x/1/a", "expected-divergence", "closes", Some("does X")),
+                ("x/1/b", "unexpected-pass", "ok", Some("listed, but passed")),
+                ("x/1/c", "error", "broke", None),
+            ]),
+            "a.json",
+            Some("A"),
+        )
+        .unwrap();
+        let html = Matrix::new(vec![c]).html();
+        assert_eq!(html.matches("†</td>").count(), 1, "{html}");
+        let symbols: BTreeSet<&str> = LEGEND.iter().map(|l| l.1).collect();
+        assert_eq!(symbols.len(), LEGEND.len(), "one symbol per status");
+        assert!(html.contains("<tfoot>") && html.contains("1 ◆ 1 ‼ 1 E"), "{html}");
+    }
+
+    #[test]
+    fn utc_dates() {
+        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
+        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
+        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13:20 UTC");
     }
 }

@@ -76,7 +76,8 @@ pub enum Replacing {
 /// credits, and plays each of `scenarios` on a responder of its own listening on the ports
 /// after `addr`'s (the first scenario on port + 1, and so on), so a requester mounted on a
 /// scenario's port meets that scenario and no other. It stops when no requester has been
-/// connected for `idle`, or `max_time` has passed; it returns the observed connections and a
+/// connected for `idle` since the last connection ended (before the first, only `max_time`
+/// counts: a requester slow to start is waited for), or `max_time` has passed; it returns the observed connections and a
 /// description of the transport. `interrupt` (a signal) stops it too, after the current accept.
 pub fn serve(
     addr: &str,
@@ -115,13 +116,18 @@ pub fn serve(
             ..Config::default()
         };
         match scenario {
-            None => crate::errln!("serving on verbs {} (grant {grant})", listener.local_addr()),
+            None => crate::errln!(
+                "rpcrdma-harness {} serving requesters on verbs {} (grant {grant})",
+                crate::report::VERSION,
+                listener.local_addr()
+            ),
             Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),
         }
         listeners.push((listener, Responder::reference(config)));
     }
     let started = Instant::now();
-    let mut last_activity = started;
+    // When the last connection was seen being served; none before the first.
+    let mut last_activity: Option<Instant> = None;
     let mut serving: Vec<std::thread::JoinHandle<()>> = Vec::new();
     // Each listener is polled in turn, briefly, so none waits on another.
     let poll = Duration::from_millis(200 / listeners.len() as u64).max(Duration::from_millis(20));
@@ -129,12 +135,12 @@ pub fn serve(
         let now = Instant::now();
         serving.retain(|t| !t.is_finished());
         if !serving.is_empty() {
-            last_activity = now;
+            last_activity = Some(now);
         }
         // A signal stops accepting; the connections being served are judged as observed so far.
         if interrupt.load(std::sync::atomic::Ordering::SeqCst)
             || now - started >= max_time
-            || (serving.is_empty() && now - last_activity >= idle)
+            || (serving.is_empty() && last_activity.is_some_and(|t| now - t >= idle))
         {
             break;
         }
@@ -149,6 +155,8 @@ pub fn serve(
                     if let Ok(mut conn) = pending.accept(&responder.private_data(), deadline) {
                         let r = responder.clone();
                         serving.push(std::thread::spawn(move || r.serve(&mut conn)));
+                        // A connection over before the next look still counts.
+                        last_activity = Some(Instant::now());
                     }
                 }
                 Err(TransportError::Timeout) => {}

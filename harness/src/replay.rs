@@ -45,10 +45,10 @@ pub fn run(args: ReplayArgs) -> i32 {
         Ok(d) => d,
         Err(code) => return code,
     };
-    let text = match std::fs::read_to_string(&args.file) {
+    let text = match crate::input::read_text(&args.file, "reproducer", crate::input::MAX_REPRODUCER) {
         Ok(t) => t,
         Err(e) => {
-            eprintln!("error: {}: {e}", args.file.display());
+            eprintln!("error: {e}");
             return EXIT_USAGE;
         }
     };

@@ -16,7 +16,7 @@ use rpcrdma_peers::responder::Config;
 
 use crate::output::plural;
 use crate::report::{self, Metadata, Run};
-use crate::run::{exit_status, load_profile, TextArgs, EXIT_USAGE};
+use crate::run::{load_profile, TextArgs, EXIT_USAGE};
 use crate::{serve_fuzz, signals, textln};
 
 #[derive(Debug, Args)]
@@ -38,7 +38,8 @@ pub struct ServeArgs {
     /// a Receive is posted per credit, and no RDMA receive queue is deeper than that).
     #[arg(long, default_value = "32", value_parser = crate::args::grant, allow_negative_numbers = true)]
     grant: u32,
-    /// Stop when no requester has been connected for this many seconds (at most a week).
+    /// Stop when no requester has been connected for this many seconds since the last
+    /// connection ended (at most a week); before the first connection only --max-time counts.
     #[arg(long, value_name = "SECS", default_value = "5", value_parser = crate::args::serve_secs, allow_negative_numbers = true)]
     idle: Duration,
     /// Stop after this many seconds in any case (at most a week).
@@ -56,6 +57,8 @@ pub struct ServeArgs {
     text: TextArgs,
     #[command(flatten)]
     fuzz: crate::serve_fuzz::FuzzArgs,
+    #[command(flatten)]
+    version: crate::peer_version::PeerVersionArgs,
 }
 
 /// The client checks the selectors name, in catalogue order (all when none is given); an
@@ -159,8 +162,10 @@ pub fn run(args: ServeArgs) -> i32 {
             return EXIT_USAGE;
         }
     };
-    if args.fuzz.fuzz && (args.outputs.junit.is_some() || args.outputs.pcap.is_some()) {
-        crate::errln!("error: serve --fuzz writes its own report (--json); --junit and --pcap judge the catalogue");
+    if args.fuzz.fuzz && (args.outputs.junit.is_some() || args.outputs.pcap.is_some() || args.outputs.kcidb.is_some()) {
+        crate::errln!(
+            "error: serve --fuzz writes its own report (--json); --junit, --pcap and --kcidb judge the catalogue"
+        );
         return EXIT_USAGE;
     }
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
@@ -194,12 +199,10 @@ pub fn run(args: ServeArgs) -> i32 {
     };
     let started = Instant::now();
     let started_unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs());
-    if !quiet {
-        let what = match &args.listen {
-            Some(addr) => format!("requesters on {addr}"),
-            None => "the embedded reference requester".to_string(),
-        };
-        textln!("rpcrdma-harness {} serving {what} (grant {})", report::VERSION, args.grant);
+    // Listening, the banner comes once the address is bound (with the port it got), so a
+    // listener that cannot start prints only its error.
+    if !quiet && args.listen.is_none() {
+        textln!("rpcrdma-harness {} serving the embedded reference requester (grant {})", report::VERSION, args.grant);
     }
     let (observed, peer, transport) = if args.self_test {
         (
@@ -241,14 +244,23 @@ pub fn run(args: ServeArgs) -> i32 {
     if !quiet {
         for (r, j) in results.iter().zip(&judged) {
             textln!("{}", report::text::line(r, j));
-            if j.status.is_failure() {
+            if j.status.fails(args.strict) {
                 crate::output::text_str(&report::text::details(r, j));
             }
         }
     }
     let interrupted = signals::received().is_some();
-    let meta =
-        Metadata { profile_path: args.expect.as_ref().map(|p| p.display().to_string()), ..Metadata::new("serve") };
+    let peer_version = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), profile.as_ref());
+    if let Some(line) = peer_version.line(profile.as_ref().map(|p| p.peer.as_str())) {
+        if !quiet {
+            textln!("{line}");
+        }
+    }
+    let meta = Metadata {
+        profile_path: args.expect.as_ref().map(|p| p.display().to_string()),
+        peer_version,
+        ..Metadata::new("serve")
+    };
     let run = Run {
         peer,
         transport,
@@ -272,7 +284,5 @@ pub fn run(args: ServeArgs) -> i32 {
     if interrupted && !quiet {
         textln!("interrupted: judged what was observed before the signal");
     }
-    let totals = run.totals();
-    textln!("{}", report::closing_line(totals));
-    exit_status(wrote, totals)
+    crate::run::close(wrote, run.totals())
 }

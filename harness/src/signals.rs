@@ -2,6 +2,11 @@
 //! (the current check, the current connection) and still write its reports; a second one
 //! aborts at once. Either way the exit status says the work did not complete: 130 for
 //! SIGINT, 143 for SIGTERM (128 + the signal number, as shells report it).
+//!
+//! The harness crate's only `unsafe` code: installing the handlers, and the two
+//! async-signal-safe calls of the second signal.
+
+#![allow(unsafe_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 

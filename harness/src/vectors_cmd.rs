@@ -9,10 +9,12 @@ use crate::outln;
 
 #[derive(Debug, Subcommand)]
 pub enum VectorsCommand {
-    /// Check every .vec file under DIR (default: ./vectors).
+    /// Check every .vec file under DIR; without DIR, the vectors built into this binary (the
+    /// repository's vectors/ tree it was compiled from), so an installed binary needs no
+    /// source tree.
     Verify {
-        #[arg(value_name = "DIR", default_value = "vectors")]
-        dir: PathBuf,
+        #[arg(value_name = "DIR")]
+        dir: Option<PathBuf>,
         /// Also print each vector's full decoding.
         #[arg(short, long)]
         verbose: bool,
@@ -21,15 +23,29 @@ pub enum VectorsCommand {
 
 pub fn run(cmd: VectorsCommand) -> i32 {
     let VectorsCommand::Verify { dir, verbose } = cmd;
-    if !dir.is_dir() {
-        crate::errln!("error: {} is not a directory of golden vectors", dir.display());
-        return 2;
-    }
-    let results = verify_dir(&dir);
-    if results.is_empty() {
-        crate::errln!("error: no .vec files under {}", dir.display());
-        return 2;
-    }
+    let results = match &dir {
+        None => {
+            let embedded = verify_embedded();
+            if embedded.is_empty() && !crate::signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+                crate::errln!("error: this binary was built without golden vectors; give a DIR");
+                return 2;
+            }
+            outln!("{} golden vectors built into this binary", embedded.len());
+            embedded
+        }
+        Some(dir) => {
+            if !dir.is_dir() {
+                crate::errln!("error: {} is not a directory of golden vectors", dir.display());
+                return 2;
+            }
+            let results = verify_dir(dir);
+            if results.is_empty() {
+                crate::errln!("error: no .vec files under {}", dir.display());
+                return 2;
+            }
+            results
+        }
+    };
     let (pass, fail) = if crate::output::ascii() { ("+", "x") } else { ("✔", "×") };
     let (pass, fail) = (crate::output::paint(pass, "32"), crate::output::paint(fail, "1;31"));
     let mut failed = 0;
@@ -95,6 +111,20 @@ fn precheck(path: &Path) -> Result<(), String> {
         return Err("the file name is not UTF-8".into());
     }
     Ok(())
+}
+
+/// The vectors compiled into the binary; a signal stops after the current vector, as in
+/// [`verify_dir`].
+fn verify_embedded() -> Vec<Verdict> {
+    let mut out = Vec::new();
+    for (name, text) in rpcrdma_vectors::embedded_files() {
+        if crate::signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
+            break;
+        }
+        let stem = name.rsplit('/').next().unwrap_or(name);
+        out.push(Verdict { name: name.to_string(), result: rpcrdma_vectors::check_text(stem, text) });
+    }
+    out
 }
 
 fn verify_dir(root: &Path) -> Vec<Verdict> {

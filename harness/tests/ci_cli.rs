@@ -47,9 +47,16 @@ fn list_json_groups_and_client_checks() {
     let out = harness().args(["list", "--groups"]).output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
     let credits = text.lines().find(|l| l.starts_with("credits ")).expect("the credits group");
-    let n: usize = credits.split('(').nth(1).unwrap().split_whitespace().next().unwrap().parse().unwrap();
+    // "(N checks run by `run`, M judged by `serve`)": the server and client counts apart.
+    let inside = credits.split('(').nth(1).unwrap();
+    let n: usize = inside.split(|c: char| !c.is_ascii_digit()).filter_map(|w| w.parse::<usize>().ok()).sum();
     let in_json = checks.iter().filter(|c| c["groups"].as_array().unwrap().iter().any(|g| g == "credits")).count();
     assert_eq!(n, in_json);
+    let client = checks
+        .iter()
+        .filter(|c| c["client"] == true && c["groups"].as_array().unwrap().iter().any(|g| g == "credits"))
+        .count();
+    assert!(client == 0 || credits.contains(&format!("{client} judged by `serve`")), "{credits}");
 }
 
 #[test]

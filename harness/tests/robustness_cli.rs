@@ -167,3 +167,21 @@ fn a_closed_standard_error_is_not_a_crash() {
         assert!(matches!(f.end, End::Exit(0..=3)), "{args:?}: {:?}", f.end);
     }
 }
+
+/// `--expect /dev/urandom`, `matrix /dev/urandom` and `replay /dev/urandom` each grew to
+/// 24 GB before (issue 24): every file the harness reads is bounded, and the error names it.
+#[test]
+fn endless_profiles_reports_and_reproducers_stop_with_an_error_in_bounded_memory() {
+    for args in [
+        &["run", "--expect", "/dev/urandom", "rfc8166/4.2.4/null-call"][..],
+        &["matrix", "/dev/urandom"][..],
+        &["replay", "/dev/urandom"][..],
+        &["fuzz-panic", "--journal", "/dev/zero", "--console", "/dev/zero", "--out", "/nonexistent"][..],
+    ] {
+        let f = run(args, None, Duration::from_secs(60));
+        assert_eq!(f.end, End::Exit(2), "{args:?}: {}", f.stderr());
+        assert!(f.stderr().contains("/dev/"), "{args:?} names the file: {}", f.stderr());
+        assert!(f.stderr().contains("MiB"), "{args:?} says the bound: {}", f.stderr());
+        assert!(f.max_rss_kib < 600 * MIB, "{args:?}: {} KiB", f.max_rss_kib);
+    }
+}

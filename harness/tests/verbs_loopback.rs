@@ -193,6 +193,41 @@ fn send_with_invalidate_invalidates() {
     assert_eq!(&a.read_local(&r).unwrap()[..6], b"before");
 }
 
+/// A message the peer sends just before it disconnects is reported before the disconnection,
+/// however the message's completion and the CM's DISCONNECTED event fall between our reads of
+/// the CQ and of the CM channel (svcrdma's ERR_CHUNK, then its close: RFC 8166 4.5). The
+/// passive side sends while the active side is already waiting, at a different moment each
+/// round.
+#[test]
+fn last_message_before_disconnect_is_not_lost() {
+    let Some(mut l) = listener(7477) else { return };
+    for round in 0..20u64 {
+        let (mut a, mut b) = pair(&mut l, 1024, 0);
+        a.post_recv(1024, 4).unwrap();
+        let got = std::thread::scope(|s| {
+            s.spawn(move || {
+                std::thread::sleep(Duration::from_micros(round * 250));
+                b.send(b"last").unwrap();
+                // Its own Send completed before it goes: what follows is our side alone.
+                assert_eq!(b.poll(soon()).unwrap(), Event::SendDone { status: WcStatus::Success });
+                drop(b);
+            });
+            let mut got = Vec::new();
+            loop {
+                match a.poll(soon()) {
+                    Ok(Event::Disconnected) | Err(_) => break got,
+                    Ok(e) => got.push(e),
+                }
+            }
+        });
+        assert_eq!(
+            got,
+            vec![Event::Recv { status: WcStatus::Success, data: b"last".to_vec(), invalidated: None }],
+            "round {round}"
+        );
+    }
+}
+
 #[test]
 fn we_as_passive_side_reject() {
     let Some(mut l) = listener(7476) else { return };

@@ -36,6 +36,13 @@ pub struct RequesterOptions {
     pub retransmits: u32,
     /// The version each connection begins with: 1, or 2 (Version Two: `requester/v2.rs`).
     pub version: u32,
+    /// End the workload after its first READ, as a workload that reads one small file and
+    /// stops: a scenario's reply to that READ is followed by no call, so the checks that need
+    /// one (their precondition) have nothing to judge.
+    pub stop_after_first_read: bool,
+    /// The most calls the credit window keeps outstanding at once (none: the lower of the
+    /// grant and the receives posted); 1 is a single-threaded application's one call at a time.
+    pub window: Option<u32>,
 }
 
 impl Default for RequesterOptions {
@@ -47,6 +54,8 @@ impl Default for RequesterOptions {
             credits: 32,
             retransmits: 2,
             version: 1,
+            stop_after_first_read: false,
+            window: None,
         }
     }
 }
@@ -309,6 +318,9 @@ pub fn workload(
     call.writes = vec![chunk];
     // An RDMA_ERROR fails this call only (RFC 8166 4.5): the workload goes on.
     let _ = s.call("READ", call.xid, &call.msg());
+    if options.stop_after_first_read {
+        return Ok(());
+    }
     s.ensure_connected()?;
 
     // WRITE to `scratch` with its data in a read chunk.
@@ -361,6 +373,7 @@ pub fn workload(
         // The lower of the grant and our receives posted (RFC 8166 3.3.1).
         grant.min(options.credits)
     };
+    let window = options.window.map_or(window, |w| window.min(w));
     for _ in 0..window {
         let xid = s.xid();
         s.send("the credit window", &Call::null(xid, options.credits).msg())?;

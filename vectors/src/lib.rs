@@ -47,6 +47,11 @@ pub fn embedded_names() -> impl Iterator<Item = &'static str> {
     embedded::EMBEDDED.iter().map(|(n, _)| *n)
 }
 
+/// Every embedded vector as (name, file text), names as `v1/msg-no-chunks-null-call`.
+pub fn embedded_files() -> impl Iterator<Item = (&'static str, &'static str)> {
+    embedded::EMBEDDED.iter().copied()
+}
+
 /// The vector kinds.
 pub const KINDS: &[&str] = &["header", "rpc", "private-data", "ccp-call", "ccp-reply", "msgp-payload"];
 
@@ -83,8 +88,13 @@ pub fn vector_files(dir: &Path, out: &mut Vec<PathBuf>) {
 /// or Err saying what differs from the file.
 pub fn check_vector(path: &Path) -> Result<String, String> {
     let text = std::fs::read_to_string(path).unwrap();
-    let v = Vector::parse(&text).map_err(|e| format!("parse error: {e}"))?;
-    let stem = path.file_stem().unwrap().to_str().unwrap();
+    check_text(path.file_stem().unwrap().to_str().unwrap(), &text)
+}
+
+/// Checks one vector given as its file's text and its file name without `.vec` (`stem`), as
+/// [`check_vector`] does for a file.
+pub fn check_text(stem: &str, text: &str) -> Result<String, String> {
+    let v = Vector::parse(text).map_err(|e| format!("parse error: {e}"))?;
     if v.name != stem {
         return Err(format!("name {} differs from the file name", v.name));
     }
@@ -171,6 +181,17 @@ pub fn verify_dir(root: &Path) -> Vec<FileResult> {
         .map(|f| FileResult {
             name: f.strip_prefix(root).unwrap_or(f).with_extension("").to_string_lossy().replace('\\', "/"),
             result: check_vector(f),
+        })
+        .collect()
+}
+
+/// Checks every vector built into the library (the `vectors/` tree it was compiled from), so
+/// an installed binary verifies without the source tree.
+pub fn verify_embedded() -> Vec<FileResult> {
+    embedded_files()
+        .map(|(name, text)| FileResult {
+            name: name.to_string(),
+            result: check_text(name.rsplit('/').next().unwrap_or(name), text),
         })
         .collect()
 }

@@ -16,32 +16,18 @@ pub fn render(run: &Run<'_>) -> Value {
         .iter()
         .zip(run.judged)
         .map(|(r, j)| {
-            let transcript: Vec<Value> = r
-                .transcript
-                .iter()
-                .map(|e| {
-                    json!({
-                        "direction": match e.direction {
-                            Direction::Sent => "sent",
-                            Direction::Received => "received",
-                            Direction::Event => "event",
-                        },
-                        "at_us": e.at.as_micros() as u64,
-                        "summary": e.summary,
-                        "hex": e.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
-                    })
-                })
-                .collect();
+            let transcript = transcript(r);
             json!({
                 "id": r.check.id,
                 "section": r.check.id.rsplit_once('/').map_or(r.check.id, |(s, _)| s),
-                "key_word": r.check.key_word.as_str(),
-                "requirement": r.check.requirement,
+                "key_word": r.check.key_word().as_str(),
+                "requirement": r.check.requirement(),
                 "requirements": rpcrdma_conformance::requirements::judged_by(r.check.id)
                     .iter()
                     .map(|q| q.id.as_str())
                     .collect::<Vec<_>>(),
                 "status": j.status.name(),
+                "precondition": r.check.precondition,
                 "outcome": r.outcome.name(),
                 "expected": r.expected,
                 "actual": r.actual.to_string(),
@@ -55,7 +41,7 @@ pub fn render(run: &Run<'_>) -> Value {
             })
         })
         .collect();
-    json!({
+    let mut report = json!({
         "schema": SCHEMA,
         "tool": { "name": "rpcrdma-harness", "version": super::VERSION, "revision": super::REVISION },
         "command": run.meta.command,
@@ -74,9 +60,70 @@ pub fn render(run: &Run<'_>) -> Value {
         "interrupted": run.interrupted,
         "started_unix": run.started_unix,
         "duration_ms": run.duration.as_secs_f64() * 1000.0,
-        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
+        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "inconclusive": t.inconclusive, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
         "checks": checks,
-    })
+    });
+    for (k, v) in run.meta.peer_version.json_fields() {
+        report[k] = v;
+    }
+    // A run that ended before judging anything says why, with its exit status.
+    if let Some((code, message)) = &run.meta.failure {
+        report["error"] = json!({"exit_status": code, "message": message});
+    }
+    repeated(run, &mut report);
+    report
+}
+
+/// `run --repeat N`: the report's `"repeat": N`, and in each check's entry `"outcomes"` (how
+/// many attempts had each outcome) and `"attempts"` (each attempt's status, outcome, actual,
+/// reason, duration and transcript). The entry's own fields are its representative attempt's;
+/// its `status` is the check's over all attempts. Nothing is added to a run without repeats.
+fn repeated(run: &Run<'_>, report: &mut Value) {
+    let Some(n) = run.meta.attempts.first().map(Vec::len) else { return };
+    report["repeat"] = json!(n);
+    for (entry, attempts) in report["checks"].as_array_mut().into_iter().flatten().zip(&run.meta.attempts) {
+        let mut outcomes = serde_json::Map::new();
+        for (r, _) in attempts {
+            let seen = outcomes.entry(r.outcome.name()).or_insert(json!(0));
+            *seen = json!(seen.as_u64().unwrap_or(0) + 1);
+        }
+        entry["outcomes"] = Value::Object(outcomes);
+        entry["attempts"] = attempts
+            .iter()
+            .enumerate()
+            .map(|(k, (r, j))| {
+                json!({
+                    "attempt": k + 1,
+                    "status": j.status.name(),
+                    "outcome": r.outcome.name(),
+                    "actual": r.actual.to_string(),
+                    "divergence_reason": j.reason,
+                    "connection_survived": r.connection_survived,
+                    "peer": r.peer.down.as_ref().map(peer_down),
+                    "duration_ms": r.duration.as_secs_f64() * 1000.0,
+                    "transcript": transcript(r),
+                })
+            })
+            .collect();
+    }
+}
+
+fn transcript(r: &rpcrdma_conformance::engine::CheckResult) -> Vec<Value> {
+    r.transcript
+        .iter()
+        .map(|e| {
+            json!({
+                "direction": match e.direction {
+                    Direction::Sent => "sent",
+                    Direction::Received => "received",
+                    Direction::Event => "event",
+                },
+                "at_us": e.at.as_micros() as u64,
+                "summary": e.summary,
+                "hex": e.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+            })
+        })
+        .collect()
 }
 
 /// The peer going down after a check: `{"event": "crashed", "detail", "log", "kernel_log", "restart"}`.

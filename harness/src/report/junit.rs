@@ -7,6 +7,27 @@ use rpcrdma_conformance::expectations::Status;
 
 use super::Run;
 
+/// A run that ended before judging anything: one testcase in error, saying why and with
+/// which exit status (a CI test tab then shows the reason, not an empty suite).
+fn failure(run: &Run<'_>, code: i32, message: &str) -> String {
+    let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
+    let _ = writeln!(s, "<testsuites name=\"rpcrdma-harness\" tests=\"1\" failures=\"0\" errors=\"1\" time=\"0.000\">");
+    let _ = writeln!(
+        s,
+        "  <testsuite name=\"rpcrdma-harness {}\" tests=\"1\" failures=\"0\" errors=\"1\" skipped=\"0\" time=\"0.000\">",
+        escape(run.meta.command)
+    );
+    let _ = writeln!(
+        s,
+        "    <testcase classname=\"rpcrdma-harness\" name=\"{}\" time=\"0.000\">\n      <error message=\"{}\" type=\"exit-status-{code}\">{}</error>\n    </testcase>",
+        escape(run.meta.command),
+        escape(message),
+        escape(&format!("the run ended before judging anything (exit status {code}): {message}"))
+    );
+    s.push_str("  </testsuite>\n</testsuites>\n");
+    s
+}
+
 /// Escapes text for XML attributes and content.
 pub fn escape(s: &str) -> String {
     let mut o = String::with_capacity(s.len());
@@ -37,7 +58,16 @@ fn seconds(s: f64) -> String {
 /// `properties` of the `testsuite`; a pass-lax check or an expected divergence carries its
 /// status and reason in `system-out`, so it does not read as a plain pass.
 pub fn render(run: &Run<'_>) -> String {
-    let t = run.totals();
+    if let Some((code, message)) = &run.meta.failure {
+        return failure(run, *code, message);
+    }
+    let mut t = run.totals();
+    // An inconclusive check is a <skipped/> testcase, or under --strict a <failure/>.
+    if run.strict {
+        t.failed += t.inconclusive;
+    } else {
+        t.skipped += t.inconclusive;
+    }
     let total_time = seconds(run.results.iter().map(|r| r.duration.as_secs_f64()).sum());
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
@@ -83,8 +113,8 @@ pub fn render(run: &Run<'_>) -> String {
                 }
                 let body = format!(
                     "{} [{}]\nExpected: {}\nActual: {}\n{}\n{}",
-                    r.check.requirement,
-                    r.check.key_word.as_str(),
+                    r.check.requirement(),
+                    r.check.key_word().as_str(),
                     r.expected,
                     r.actual,
                     j.reason.as_deref().unwrap_or(""),
@@ -105,6 +135,22 @@ pub fn render(run: &Run<'_>) -> String {
                     escape(&r.actual.to_string()),
                     escape(&format!("Expected: {}\nActual: {}\n", r.expected, r.actual))
                 );
+            }
+            // Not judged: skipped, with why; under --strict it fails the run, so it fails here.
+            Status::Inconclusive if run.strict => {
+                let msg = format!("inconclusive (--strict): {}", r.actual);
+                let body =
+                    format!("{}\nExpected: {}\nActual: {}\n", r.check.precondition.unwrap_or(""), r.expected, r.actual);
+                let _ = writeln!(
+                    s,
+                    ">\n      <failure message=\"{}\" type=\"inconclusive\">{}</failure>\n    </testcase>",
+                    escape(&msg),
+                    escape(&body)
+                );
+            }
+            Status::Inconclusive => {
+                let msg = format!("inconclusive: {}", r.actual);
+                let _ = writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&msg));
             }
             Status::Unsupported | Status::Skipped => {
                 let _ =
@@ -155,12 +201,12 @@ mod tests {
         use rpcrdma_conformance::expectations::judge;
         static INFO: CheckInfo = CheckInfo {
             id: "rfc8166/4.2.4/null-call",
-            requirement: "",
-            key_word: rpcrdma_codec::check::KeyWord::Must,
+            judges: &[],
             acceptable: "",
             rationale: "",
             groups: &[],
             broken_by: &[],
+            precondition: None,
         };
         let results = [CheckResult {
             check: &INFO,
@@ -196,6 +242,61 @@ mod tests {
         let case = doc.descendants().find(|n| n.has_tag_name("testcase")).unwrap();
         assert!(case.children().any(|n| n.has_tag_name("error")), "{xml}");
         assert!(!case.children().any(|n| n.has_tag_name("failure")), "{xml}");
+    }
+
+    #[test]
+    fn an_inconclusive_check_is_skipped_with_why_and_a_failure_under_strict() {
+        use rpcrdma_conformance::engine::{CheckInfo, CheckResult, Outcome};
+        use rpcrdma_conformance::expectations::{judge, Status};
+        static INFO: CheckInfo = CheckInfo {
+            id: "rfc8166/3.3.1/requester-zero-grant",
+            judges: &[],
+            acceptable: "",
+            rationale: "",
+            groups: &[],
+            broken_by: &[],
+            precondition: Some("a call after the grant of 0"),
+        };
+        let results = [CheckResult {
+            check: &INFO,
+            outcome: Outcome::Inconclusive,
+            expected: "no call".into(),
+            actual: "no call followed".into(),
+            connection_survived: None,
+            transcript: Vec::new(),
+            duration: std::time::Duration::ZERO,
+            peer: Default::default(),
+        }];
+        for strict in [false, true] {
+            let judged = [judge(&results[0], strict, None)];
+            assert_eq!(judged[0].status, Status::Inconclusive);
+            let run = Run {
+                peer: "p".into(),
+                transport: "t".into(),
+                strict,
+                expectations: None,
+                interrupted: false,
+                started_unix: 0,
+                duration: std::time::Duration::ZERO,
+                results: &results,
+                judged: &judged,
+                meta: super::super::Metadata::default(),
+            };
+            let t = run.totals();
+            assert_eq!((t.passed, t.failed, t.skipped, t.inconclusive), (0, 0, 0, 1));
+            assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 inconclusive");
+            assert!(t.nothing_judged());
+            let xml = render(&run);
+            let doc = roxmltree::Document::parse(&xml).unwrap();
+            let case = doc.descendants().find(|n| n.has_tag_name("testcase")).unwrap();
+            let want = if strict { "failure" } else { "skipped" };
+            let el = case.children().find(|n| n.has_tag_name(want)).unwrap_or_else(|| panic!("{xml}"));
+            assert!(el
+                .attribute("message")
+                .is_some_and(|m| m.contains("inconclusive") && m.contains("no call followed")));
+            let suite = doc.descendants().find(|n| n.has_tag_name("testsuite")).unwrap();
+            assert_eq!(suite.attribute("failures"), Some(if strict { "1" } else { "0" }), "{xml}");
+        }
     }
 
     #[test]

@@ -44,6 +44,15 @@ pub struct Metadata {
     pub profile_path: Option<String>,
     /// The export's root file handle the checks used, and its source (`run` only).
     pub root_fh: Option<crate::mount::RootHandle>,
+    /// Why the run ended before judging anything (its exit status and the error), for the
+    /// report an early exit still writes.
+    pub failure: Option<(i32, String)>,
+    /// The peer's exact version (`--peer-version`) and the profile's measured versions.
+    pub peer_version: crate::peer_version::PeerVersion,
+    /// `run --repeat N` with N > 1: each check's attempts, each with its own judgement, in the
+    /// order of the run's results, whose entries are then each check's representative attempt
+    /// (judged over all its attempts: see `run::aggregate`); empty for a run without repeats.
+    pub attempts: Vec<Vec<(CheckResult, Judged)>>,
 }
 
 /// The harness's version.
@@ -68,6 +77,9 @@ impl Metadata {
             ("selection.select", self.select.join(" ")),
             ("selection.exclude", self.exclude.join(" ")),
             ("profile_path", self.profile_path.clone().unwrap_or_default()),
+            ("peer_version", self.peer_version.version.clone().unwrap_or_default()),
+            ("profile_measured_on", self.peer_version.measured.join(" ")),
+            ("peer_version_seen", self.peer_version.seen.map(|s| s.to_string()).unwrap_or_default()),
             ("root_fh", self.root_fh.as_ref().map(|r| r.hex()).unwrap_or_default()),
             ("root_fh.source", self.root_fh.as_ref().map(|r| r.source.name()).unwrap_or_default().to_string()),
         ]
@@ -84,16 +96,29 @@ pub struct Totals {
     pub errors: usize,
     /// Of the skipped, those not run because the peer went down and did not come back.
     pub not_run: usize,
+    /// Checks run but not judged: their precondition did not happen.
+    pub inconclusive: usize,
+    /// `--strict`: an inconclusive check fails the run.
+    pub strict: bool,
+}
+
+impl Totals {
+    /// Whether nothing was judged: no check passed or failed (each was skipped, unsupported
+    /// or inconclusive, or none ran), so the run says nothing about the peer.
+    pub fn nothing_judged(&self) -> bool {
+        self.passed == 0 && self.failed == 0 && self.errors == 0
+    }
 }
 
 impl Run<'_> {
     pub fn totals(&self) -> Totals {
-        let mut t = Totals::default();
+        let mut t = Totals { strict: self.strict, ..Totals::default() };
         for j in self.judged {
             match j.status {
                 Status::Pass | Status::PassLax | Status::ExpectedDivergence => t.passed += 1,
                 Status::Fail | Status::UnexpectedPass => t.failed += 1,
                 Status::Unsupported | Status::Skipped => t.skipped += 1,
+                Status::Inconclusive => t.inconclusive += 1,
                 Status::Error => t.errors += 1,
             }
         }
@@ -103,13 +128,26 @@ impl Run<'_> {
 }
 
 /// The closing line: `N passed, N failed, N skipped` (the same words in every locale and
-/// colour setting, so CI can read it), then `, N harness errors` when a check broke.
+/// colour setting, so CI can read it), then `, N inconclusive` when a check's precondition
+/// did not happen and `, N harness errors` when a check broke.
 pub fn closing_line(t: Totals) -> String {
     let mut line = format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped);
+    if t.inconclusive > 0 {
+        line.push_str(&format!(", {} inconclusive", t.inconclusive));
+    }
     if t.errors > 0 {
         line.push_str(&format!(", {}", crate::output::plural(t.errors, "harness error", "harness errors")));
     }
     line
+}
+
+/// The line that says a finished run judged nothing (see [`Totals::nothing_judged`]).
+pub fn nothing_judged_line(t: Totals) -> String {
+    if t.inconclusive > 0 {
+        "nothing was judged: every check was skipped, unsupported or inconclusive".into()
+    } else {
+        "nothing was judged: every check was skipped or unsupported".into()
+    }
 }
 
 /// Where to write the machine-readable reports.
@@ -126,6 +164,13 @@ pub struct Outputs {
     /// Write each check's conversation as a RoCEv2 pcap into this directory (created if needed).
     #[arg(long, value_name = "DIR")]
     pub pcap: Option<PathBuf>,
+    /// Write KCIDB I/O JSON here (KernelCI's results database, schema v5.3): the peer version's
+    /// checkout and build, a test per check; `-` writes it to standard output.
+    #[arg(long, value_name = "FILE")]
+    pub kcidb: Option<PathBuf>,
+    /// The KCIDB origin (your CI's name in KCIDB).
+    #[arg(long, value_name = "ORIGIN", default_value = crate::kcidb::DEFAULT_ORIGIN, value_parser = crate::kcidb::origin)]
+    pub kcidb_origin: String,
 }
 
 /// Where one report goes, opened before the run.
@@ -142,6 +187,20 @@ pub struct Prepared {
     pub json: Option<Sink>,
     pub junit: Option<Sink>,
     pub pcap: Option<PathBuf>,
+    /// The KCIDB file and origin.
+    pub kcidb: Option<(Sink, String)>,
+}
+
+/// Whether two paths name the same file: the same canonical path, the parent directories
+/// resolved for a file that does not exist yet.
+fn same_file(a: &Path, b: &Path) -> bool {
+    let canonical = |p: &Path| {
+        std::fs::canonicalize(p).ok().or_else(|| {
+            let parent = p.parent().filter(|d| !d.as_os_str().is_empty()).unwrap_or(Path::new("."));
+            Some(std::fs::canonicalize(parent).ok()?.join(p.file_name()?))
+        })
+    };
+    a == b || canonical(a).is_some_and(|c| Some(c) == canonical(b))
 }
 
 fn is_dash(p: &Path) -> bool {
@@ -169,7 +228,9 @@ fn open_sink(option: &'static str, path: &Path) -> Result<Sink, String> {
 impl Outputs {
     /// Whether a report takes standard output (`--json -` or `--junit -`).
     pub fn report_on_stdout(&self) -> bool {
-        self.json.as_deref().is_some_and(is_dash) || self.junit.as_deref().is_some_and(is_dash)
+        self.json.as_deref().is_some_and(is_dash)
+            || self.junit.as_deref().is_some_and(is_dash)
+            || self.kcidb.as_deref().is_some_and(is_dash)
     }
 
     /// Checks every destination and opens it; an error names the option and the path.
@@ -178,10 +239,29 @@ impl Outputs {
             return Err("--json - and --junit -: only one report can go to standard output".into());
         }
         if let (Some(j), Some(x)) = (&self.json, &self.junit) {
-            // The same regular file (or a new one) twice; a device such as /dev/null is fine.
+            // The same regular file (or a new one) twice, however spelt (`a.json`,
+            // `./a.json`, a link to it); a device such as /dev/null is fine.
             let device = std::fs::metadata(j).is_ok_and(|m| !m.is_file());
-            if j == x && !device {
+            if same_file(j, x) && !device {
                 return Err(format!("--json and --junit both name {}: one would overwrite the other", j.display()));
+            }
+        }
+        if let Some(path) = &self.kcidb {
+            // Checked before any report file is opened (and truncated).
+            let device = std::fs::metadata(path).is_ok_and(|m| !m.is_file());
+            for (option, other) in [("--json", &self.json), ("--junit", &self.junit)] {
+                match other.as_deref() {
+                    Some(o) if is_dash(o) && is_dash(path) => {
+                        return Err(format!("{option} - and --kcidb -: only one report can go to standard output"))
+                    }
+                    Some(o) if !is_dash(path) && !device && same_file(o, path) => {
+                        return Err(format!(
+                            "{option} and --kcidb both name {}: one would overwrite the other",
+                            path.display()
+                        ))
+                    }
+                    _ => {}
+                }
             }
         }
         let mut p = Prepared::default();
@@ -200,6 +280,9 @@ impl Outputs {
         }
         if let Some(path) = &self.junit {
             p.junit = Some(open_sink("--junit", path)?);
+        }
+        if let Some(path) = &self.kcidb {
+            p.kcidb = Some((open_sink("--kcidb", path)?, self.kcidb_origin.clone()));
         }
         Ok(p)
     }
@@ -236,6 +319,25 @@ fn write_file(path: &Path, bytes: &[u8]) -> bool {
 }
 
 /// Writes every requested report; false (after saying why) when one could not be written.
+/// The report of a run that ended before judging anything (a bad profile, an unreachable
+/// peer, no RDMA device): every prepared destination says what went wrong and the exit
+/// status, so CI never reads an earlier run's report as this one's.
+pub fn write_failure(out: &mut Prepared, command: &'static str, code: i32, message: &str) -> bool {
+    let run = Run {
+        peer: String::new(),
+        transport: String::new(),
+        strict: false,
+        expectations: None,
+        interrupted: false,
+        started_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
+        duration: std::time::Duration::ZERO,
+        results: &[],
+        judged: &[],
+        meta: Metadata { failure: Some((code, message.to_string())), ..Metadata::new(command) },
+    };
+    write_files(&run, out)
+}
+
 pub fn write_files(run: &Run<'_>, out: &mut Prepared) -> bool {
     let mut ok = true;
     if let Some(sink) = &mut out.json {
@@ -245,6 +347,12 @@ pub fn write_files(run: &Run<'_>, out: &mut Prepared) -> bool {
     }
     if let Some(sink) = &mut out.junit {
         ok &= write_sink(sink, junit::render(run).as_bytes());
+    }
+    if let Some((sink, origin)) = &mut out.kcidb {
+        let data = crate::kcidb::convert(&[json::render(run)], origin);
+        let mut text = serde_json::to_string_pretty(&data).expect("JSON values serialize");
+        text.push('\n');
+        ok &= write_sink(sink, text.as_bytes());
     }
     if let Some(dir) = &out.pcap {
         for r in run.results {

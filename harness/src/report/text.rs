@@ -20,6 +20,7 @@ pub fn mark(status: Status) -> (&'static str, &'static str) {
         Status::UnexpectedPass => (fail, "UNEXPECTED PASS"),
         Status::Unsupported => ("-", "unsupported"),
         Status::Skipped => ("-", "skipped"),
+        Status::Inconclusive => ("?", "inconclusive"),
         Status::Error => ("!", "HARNESS ERROR"),
     }
 }
@@ -28,7 +29,9 @@ pub fn mark(status: Status) -> (&'static str, &'static str) {
 fn colour(status: Status) -> &'static str {
     match status {
         Status::Pass => "32",
-        Status::PassLax | Status::ExpectedDivergence | Status::Unsupported | Status::Skipped => "33",
+        Status::PassLax | Status::ExpectedDivergence | Status::Unsupported | Status::Skipped | Status::Inconclusive => {
+            "33"
+        }
         Status::Fail | Status::UnexpectedPass | Status::Error => "1;31",
     }
 }
@@ -55,6 +58,10 @@ pub fn line(r: &CheckResult, j: &Judged) -> String {
     }
     if let Some(id) = r.peer.down_after {
         let _ = write!(s, ": not run, the peer went down after {id}");
+    }
+    // Why nothing was judged, on the line itself: the run's one account of it.
+    if j.status == Status::Inconclusive {
+        let _ = write!(s, ": {}", r.actual);
     }
     s.push(')');
     s
@@ -106,7 +113,7 @@ pub fn hex_dump(bytes: &[u8], indent: &str) -> String {
 /// The details of a check that did not pass.
 pub fn details(r: &CheckResult, j: &Judged) -> String {
     let mut s = String::new();
-    let _ = writeln!(s, "  -> {} [{}]", r.check.requirement, r.check.key_word.as_str());
+    let _ = writeln!(s, "  -> {} [{}]", r.check.requirement(), r.check.key_word().as_str());
     let _ = writeln!(s, "     Expected: {}", r.expected);
     let _ = writeln!(s, "     Actual:   {}", r.actual);
     if let Some(reason) = &j.reason {

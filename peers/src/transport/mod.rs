@@ -171,7 +171,7 @@ pub trait Connection: Send {
 
     /// Whether a Send With Invalidate from the peer is reported as one ([`Event::Recv`]'s
     /// `invalidated`). Not where the verbs provider drops it: rdma-core's siw provider
-    /// reports every receive as a plain Send (harness/src/verbs/fabric.rs).
+    /// reports every receive as a plain Send (verbs/src/fabric.rs).
     fn observes_invalidation(&self) -> bool {
         true
     }
