@@ -352,11 +352,10 @@ fn known_findings(v: &serde_json::Value, measured: &[String]) -> Result<Vec<Know
         };
         // A kernel signature that still carries line numbers (profiles written before they
         // were dropped) is kept as the fuzzer now signs it.
-        let kind = match class {
-            crate::fuzz::Class::KernelReport | crate::fuzz::Class::KernelPanic if !detail.is_empty() => {
-                format!("{}: {}", class.name(), crate::fuzz::kernel_log::without_line_numbers(detail))
-            }
-            _ => kind,
+        let kind = if detail.is_empty() {
+            kind
+        } else {
+            format!("{}: {}", class.name(), crate::fuzz::kernel_log::stable_detail(class, detail))
         };
         let reason = f["reason"].as_str().unwrap_or("").trim().to_string();
         if reason.is_empty() {

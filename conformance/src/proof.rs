@@ -31,6 +31,8 @@ pub struct Proof {
     pub fault: &'static str,
     /// The check's verdict under the fault: fail, or pass-lax for a SHOULD-class statement.
     pub outcome: Outcome,
+    /// The event that gives the peer its chance, as the check declares it.
+    pub precondition: Option<&'static str>,
 }
 
 /// Whether a statement is a permission.
@@ -84,7 +86,7 @@ pub fn proofs(r: &Requirement, side: Side) -> Vec<Proof> {
     for c in checks(side).into_iter().filter(|c| r.judged_by().any(|id| id == c.id)) {
         for &(fault, outcome) in c.broken_by {
             if (outcome == Outcome::Fail || outcome == decisive) && breaks(side, fault).contains(&r.id.as_str()) {
-                out.push(Proof { check: c.id, fault, outcome });
+                out.push(Proof { check: c.id, fault, outcome, precondition: c.precondition });
             }
         }
     }

@@ -183,17 +183,9 @@ impl Requirement {
 
 /// One side's proofs of a statement, for the JSON.
 fn proofs_json(r: &Requirement, side: Side) -> Value {
-    let infos: Vec<&crate::engine::CheckInfo> = crate::catalogue::all()
-        .into_iter()
-        .map(|c| &c.info)
-        .chain(crate::catalogue::client::all().map(|c| &c.info))
-        .collect();
     let proofs: Vec<Value> = proof::proofs(r, side)
         .iter()
-        .map(|p| {
-            let precondition = infos.iter().find(|i| i.id == p.check).and_then(|i| i.precondition);
-            json!({"check": p.check, "precondition": precondition, "fault": p.fault, "outcome": p.outcome.name()})
-        })
+        .map(|p| json!({"check": p.check, "precondition": p.precondition, "fault": p.fault, "outcome": p.outcome.name()}))
         .collect();
     json!({"judgeable": proof::judgeable(r, side), "judged": !proofs.is_empty(), "proofs": proofs})
 }
@@ -323,11 +315,7 @@ pub fn all() -> &'static [Requirement] {
             .iter()
             .flat_map(|s| parse_table(s.name, s.table).unwrap_or_else(|e| panic!("requirement table: {e}")))
             .collect();
-        let infos = crate::catalogue::all()
-            .into_iter()
-            .map(|c| &c.info)
-            .chain(crate::catalogue::client::all().map(|c| &c.info));
-        for info in infos {
+        for info in crate::catalogue::infos() {
             for (id, partial) in info.judged() {
                 if let Some(r) = reqs.iter_mut().find(|r| r.id == id) {
                     r.checks.push(CheckRef { id: info.id.to_string(), partial });
@@ -340,10 +328,8 @@ pub fn all() -> &'static [Requirement] {
 
 /// Statements a check declares that are no row of the matrix (a misspelt ID judges nothing).
 pub fn undeclared_statements() -> Vec<(&'static str, &'static str)> {
-    let infos =
-        crate::catalogue::all().into_iter().map(|c| &c.info).chain(crate::catalogue::client::all().map(|c| &c.info));
     let mut out = Vec::new();
-    for info in infos {
+    for info in crate::catalogue::infos() {
         for (id, _) in info.judged() {
             if by_id(id).is_none() {
                 out.push((info.id, id));

@@ -436,7 +436,7 @@ pub fn run(args: FuzzArgs) -> i32 {
     let (expected, peer_version) = match crate::run::load_profile(args.expect.as_deref()) {
         Ok(p) => {
             let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
-            let line = v.line(p.as_ref().map(|p| p.peer.as_str()));
+            let line = v.line();
             (p.map(|p| p.findings).unwrap_or_default(), (v, line))
         }
         Err(code) => return code,

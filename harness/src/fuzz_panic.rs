@@ -40,14 +40,11 @@ fn next_number(dir: &Path) -> usize {
 /// A console log or journal, at most [`crate::input::MAX_CONSOLE`] bytes (the machine may have
 /// written bytes that are not UTF-8: read lossily).
 fn read(path: &Path, what: &str) -> Result<String, i32> {
-    use std::io::Read;
-    let mut bytes = Vec::new();
     let limit = crate::input::MAX_CONSOLE;
-    let read = std::fs::File::open(path).and_then(|f| f.take(limit + 1).read_to_end(&mut bytes));
-    match read {
+    match std::fs::File::open(path).and_then(|f| crate::input::read_at_most(f, limit)) {
         Err(e) => eprintln!("error: {what} {}: {e}", path.display()),
-        Ok(n) if n as u64 > limit => eprintln!("error: {what} {}: longer than {} MiB", path.display(), limit >> 20),
-        Ok(_) => return Ok(String::from_utf8_lossy(&bytes).into_owned()),
+        Ok(None) => eprintln!("error: {what} {}: longer than {} MiB", path.display(), limit >> 20),
+        Ok(Some(bytes)) => return Ok(String::from_utf8_lossy(&bytes).into_owned()),
     }
     Err(EXIT_USAGE)
 }

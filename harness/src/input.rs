@@ -44,14 +44,17 @@ pub fn parse_hex(text: &str) -> Result<Vec<u8>, InputError> {
     Ok((0..digits.len()).step_by(2).map(|i| u8::from_str_radix(&digits[i..i + 2], 16).unwrap()).collect())
 }
 
+/// Reads `r` to its end if that is at most `limit` bytes, reading no further than one byte
+/// past it: None for a longer (or endless) input.
+pub fn read_at_most(r: impl Read, limit: u64) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf = Vec::new();
+    r.take(limit + 1).read_to_end(&mut buf)?;
+    Ok((buf.len() as u64 <= limit).then_some(buf))
+}
+
 /// Reads at most [`MAX_INPUT`] bytes from `r`; more is an error that says why.
 pub fn read_bounded(r: impl Read, what: &str) -> Result<Vec<u8>, InputError> {
-    let mut buf = Vec::new();
-    r.take(MAX_INPUT as u64 + 1).read_to_end(&mut buf).map_err(|e| InputError(format!("{what}: {e}")))?;
-    if buf.len() > MAX_INPUT {
-        return Err(too_large(what));
-    }
-    Ok(buf)
+    read_at_most(r, MAX_INPUT as u64).map_err(|e| InputError(format!("{what}: {e}")))?.ok_or_else(|| too_large(what))
 }
 
 fn too_large(what: &str) -> InputError {
@@ -75,16 +78,14 @@ pub const MAX_CONSOLE: u64 = 256 << 20;
 /// an error naming the file and the limit, read no further than the limit; invalid UTF-8 is
 /// an error too.
 pub fn read_text(path: &std::path::Path, what: &str, limit: u64) -> Result<String, String> {
-    let file = std::fs::File::open(path).map_err(|e| format!("{what} {}: {e}", path.display()))?;
-    let mut buf = Vec::new();
-    file.take(limit + 1).read_to_end(&mut buf).map_err(|e| format!("{what} {}: {e}", path.display()))?;
-    if buf.len() as u64 > limit {
-        return Err(format!(
+    let read = std::fs::File::open(path).and_then(|f| read_at_most(f, limit));
+    let buf = read.map_err(|e| format!("{what} {}: {e}", path.display()))?.ok_or_else(|| {
+        format!(
             "{what} {}: longer than {} MiB; not a {what} this harness reads (is it the right file?)",
             path.display(),
             limit >> 20
-        ));
-    }
+        )
+    })?;
     String::from_utf8(buf).map_err(|e| format!("{what} {}: not UTF-8 text ({e})", path.display()))
 }
 

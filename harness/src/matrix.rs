@@ -128,13 +128,19 @@ impl Matrix {
         self.columns[col].interrupted && self.cell(row, col).is_some_and(|c| c.status == "skipped")
     }
 
-    /// How many cells of column `col` have each status, in legend order (none omitted).
+    /// How many cells of column `col` have each status, in legend order (statuses with no cell
+    /// left out).
     pub fn totals(&self, col: usize) -> Vec<(&'static str, usize)> {
         LEGEND
             .iter()
             .map(|(st, _, _)| (*st, self.columns[col].cells.iter().filter(|(_, c)| c.status == *st).count()))
             .filter(|(_, n)| *n > 0)
             .collect()
+    }
+
+    /// Column `col`'s totals as the pages print them: `96 ✔ 3 ◆`.
+    fn totals_line(&self, col: usize) -> String {
+        self.totals(col).iter().map(|(st, n)| format!("{n} {}", symbol(st))).collect::<Vec<_>>().join(" ")
     }
 
     /// The rows that differ.
@@ -191,9 +197,7 @@ impl Matrix {
             let drift = if self.drifts(row) { "≠" } else { "" };
             let _ = writeln!(s, "| `{row}` | {} | {drift} |", cells.join(" | "));
         }
-        let totals: Vec<String> = (0..self.columns.len())
-            .map(|i| self.totals(i).iter().map(|(st, n)| format!("{n} {}", symbol(st))).collect::<Vec<_>>().join(" "))
-            .collect();
+        let totals: Vec<String> = (0..self.columns.len()).map(|i| self.totals_line(i)).collect();
         let _ = writeln!(s, "| **totals** | {} | |", totals.join(" | "));
         let _ = writeln!(
             s,
@@ -268,7 +272,7 @@ impl Matrix {
         }
         s.push_str("</tbody><tfoot><tr><th>totals</th>");
         for i in 0..self.columns.len() {
-            let t = self.totals(i).iter().map(|(st, n)| format!("{n} {}", symbol(st))).collect::<Vec<_>>().join(" ");
+            let t = self.totals_line(i);
             let _ = write!(s, "<td>{}</td>", esc(&t));
         }
         s.push_str("<td></td></tr></tfoot></table>\n");

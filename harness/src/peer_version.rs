@@ -19,6 +19,8 @@ pub struct PeerVersionArgs {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct PeerVersion {
     pub version: Option<String>,
+    /// The profile's name (its `peer`), when one was loaded.
+    pub profile: Option<String>,
     /// The profile's `measured` versions (empty without a profile).
     pub measured: Vec<String>,
     /// Whether the profile lists the version; None without a version or a profile.
@@ -29,12 +31,20 @@ impl PeerVersion {
     pub fn new(version: Option<&str>, profile: Option<&Expectations>) -> PeerVersion {
         let measured = profile.map(|p| p.measured.clone()).unwrap_or_default();
         let seen = version.zip(profile).map(|(v, p)| p.has_measured(v));
-        PeerVersion { version: version.map(str::to_string), measured, seen }
+        PeerVersion { version: version.map(str::to_string), profile: profile.map(|p| p.peer.clone()), measured, seen }
+    }
+
+    /// Prints [`PeerVersion::line`] with the text report, unless quiet.
+    pub fn announce(&self, quiet: bool) {
+        if let Some(line) = self.line().filter(|_| !quiet) {
+            crate::textln!("{line}");
+        }
     }
 
     /// One line for the text report: which version ran and what the profile has seen; None
     /// when neither a version nor a profile's versions are known.
-    pub fn line(&self, profile: Option<&str>) -> Option<String> {
+    pub fn line(&self) -> Option<String> {
+        let profile = self.profile.as_deref();
         let measured =
             if self.measured.is_empty() { "no version listed".to_string() } else { self.measured.join(", ") };
         match (&self.version, profile, self.seen) {
@@ -73,16 +83,16 @@ mod tests {
         let p = profile();
         let v = PeerVersion::new(Some("6.12.118-1"), Some(&p));
         assert_eq!(v.seen, Some(false));
-        let line = v.line(Some("linux-6.12")).unwrap();
+        let line = v.line().unwrap();
         assert!(line.contains("6.12.118-1") && line.contains("not one") && line.contains("6.12.117-1"), "{line}");
         let seen = PeerVersion::new(Some("6.12.117-1"), Some(&p));
         assert_eq!(seen.seen, Some(true));
-        assert!(!seen.line(Some("linux-6.12")).unwrap().contains("not one"));
+        assert!(!seen.line().unwrap().contains("not one"));
     }
 
     #[test]
     fn without_a_version_or_profile_nothing_is_claimed() {
-        assert_eq!(PeerVersion::new(None, None).line(None), None);
+        assert_eq!(PeerVersion::new(None, None).line(), None);
         assert_eq!(PeerVersion::new(Some("1.0"), None).seen, None);
         assert_eq!(PeerVersion::new(None, Some(&profile())).seen, None);
         let fields = PeerVersion::new(Some("6.12.118-1"), Some(&profile())).json_fields();

@@ -132,8 +132,7 @@ pub fn id_matches(id: &str, groups: &[&str], selector: &str) -> bool {
 /// The check ID or group nearest to a selector that matches nothing, when one is near
 /// (a few edits away): `rfc8166/4.5/short-mesage-discarded` -> `...short-message-discarded`.
 pub fn did_you_mean(selector: &str) -> Option<String> {
-    let infos = catalogue::all().into_iter().map(|c| &c.info).chain(catalogue::client::all().map(|c| &c.info));
-    let names = infos.flat_map(|i| std::iter::once(i.id).chain(i.groups.iter().copied()));
+    let names = catalogue::infos().flat_map(|i| std::iter::once(i.id).chain(i.groups.iter().copied()));
     let (best, d) = names.map(|n| (n, edit_distance(selector, n))).min_by_key(|&(_, d)| d)?;
     (d <= 1.max(selector.len() / 5)).then(|| best.to_string())
 }
@@ -314,11 +313,7 @@ pub fn run(args: RunArgs) -> i32 {
         textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n})", report::VERSION);
     }
     let peer_version = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), profile.as_ref());
-    if let Some(line) = peer_version.line(profile.as_ref().map(|p| p.peer.as_str())) {
-        if !quiet {
-            textln!("{line}");
-        }
-    }
+    peer_version.announce(quiet);
     let strict = args.strict;
     let mut group: Vec<(CheckResult, Judged)> = Vec::new();
     let results = health::run_watched(&checks, &mut target, &options, &signals::INTERRUPT, |step| match step {

@@ -251,11 +251,7 @@ pub fn run(args: ServeArgs) -> i32 {
     }
     let interrupted = signals::received().is_some();
     let peer_version = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), profile.as_ref());
-    if let Some(line) = peer_version.line(profile.as_ref().map(|p| p.peer.as_str())) {
-        if !quiet {
-            textln!("{line}");
-        }
-    }
+    peer_version.announce(quiet);
     let meta = Metadata {
         profile_path: args.expect.as_ref().map(|p| p.display().to_string()),
         peer_version,

@@ -19,6 +19,12 @@ macro_rules! fault_switches {
             /// Every switch by name, in declaration order.
             pub const NAMES: &'static [&'static str] = &[$($label),*];
 
+            /// The statements of the requirements matrix the switch `fault` breaks (the
+            /// table's `BREAKS`, beside the switches); none for a switch it does not list.
+            pub fn breaks(fault: &str) -> &'static [&'static str] {
+                Self::BREAKS.iter().find(|(f, _)| *f == fault).map_or(&[], |(_, s)| s)
+            }
+
             /// Turns one switch on by name; false for an unknown name.
             pub fn set(&mut self, name: &str) -> bool {
                 match name {

@@ -37,6 +37,12 @@ pub fn all() -> Vec<&'static Check> {
     v
 }
 
+/// What every check declares, server checks in run order then the client checks: the one list
+/// the requirements matrix, the proofs and selectors read.
+pub fn infos() -> impl Iterator<Item = &'static crate::engine::CheckInfo> {
+    all().into_iter().map(|c| &c.info).chain(client::all().map(|c| &c.info))
+}
+
 /// The check every other check depends on (tlsfuzzer's "sanity").
 pub const SANITY: &str = "rfc8166/4.2.4/null-call";
 
@@ -99,7 +105,7 @@ mod tests {
 
     #[test]
     fn ids_are_unique_and_well_formed() {
-        let all: Vec<_> = all().into_iter().map(|c| &c.info).chain(client::all().map(|c| &c.info)).collect();
+        let all: Vec<_> = infos().collect();
         assert!(all.len() >= 15);
         for (i, c) in all.iter().enumerate() {
             assert!(all[i + 1..].iter().all(|o| o.id != c.id), "duplicate {}", c.id);

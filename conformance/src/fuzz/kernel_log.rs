@@ -104,11 +104,15 @@ fn place_and_function(place: &str) -> String {
     }
 }
 
-/// A signature as an earlier release wrote it, with line numbers ("WARNING at
-/// include/linux/sunrpc/svc.h:520 svc_process"), as this one writes it: profiles and
-/// reproducers written before signatures dropped their lines keep matching.
-pub fn without_line_numbers(signature: &str) -> String {
-    without_lines(signature)
+/// A finding's detail as this release signs it: a kernel report's or panic's signature an
+/// earlier release wrote with line numbers ("WARNING at include/linux/sunrpc/svc.h:520
+/// svc_process") loses them, so profiles and reproducers written before keep matching; any
+/// other class's detail is kept as it is.
+pub fn stable_detail(class: super::Class, detail: &str) -> String {
+    match class {
+        super::Class::KernelReport | super::Class::KernelPanic => without_lines(detail),
+        _ => detail.to_string(),
+    }
 }
 
 /// "net/x.c:123" or "net/x.c:123:7" -> "net/x.c"; a word that is not a place with a line is

@@ -173,19 +173,11 @@ impl Reproducer {
             receive_size: n(conn, "receive_size")? as u32,
             send_size: n(conn, "send_size")? as u32,
             credits: n(conn, "credits")? as u32,
-            kind: Kind { class, detail: stable_detail(class, s(c, "detail")?) },
+            kind: Kind { class, detail: super::kernel_log::stable_detail(class, &s(c, "detail")?) },
             observed: s(c, "observed")?,
             original_messages: n(v, "original_messages")? as usize,
             messages,
         })
-    }
-}
-
-/// A kernel signature written with line numbers (before they were dropped) as written now.
-fn stable_detail(class: Class, detail: String) -> String {
-    match class {
-        Class::KernelReport | Class::KernelPanic => super::kernel_log::without_line_numbers(&detail),
-        _ => detail,
     }
 }
 

@@ -176,20 +176,29 @@ pub fn render(run: &Run<'_>) -> String {
 mod tests {
     use super::*;
 
-    #[test]
-    fn a_run_without_checks_has_no_negative_time() {
-        let run = Run {
+    /// A run of these results, as `run` would report it, with nothing else set.
+    fn run_of<'a>(
+        results: &'a [rpcrdma_conformance::engine::CheckResult],
+        judged: &'a [rpcrdma_conformance::expectations::Judged],
+        strict: bool,
+    ) -> Run<'a> {
+        Run {
             peer: "p".into(),
             transport: "t".into(),
-            strict: false,
+            strict,
             expectations: None,
             interrupted: false,
             started_unix: 0,
             duration: std::time::Duration::ZERO,
-            results: &[],
-            judged: &[],
+            results,
+            judged,
             meta: super::super::Metadata::default(),
-        };
+        }
+    }
+
+    #[test]
+    fn a_run_without_checks_has_no_negative_time() {
+        let run = run_of(&[], &[], false);
         let xml = render(&run);
         assert!(!xml.contains("-0.000"), "{xml}");
         assert!(xml.contains("time=\"0.000\""), "{xml}");
@@ -219,18 +228,7 @@ mod tests {
             peer: Default::default(),
         }];
         let judged = [judge(&results[0], true, None)];
-        let run = Run {
-            peer: "p".into(),
-            transport: "t".into(),
-            strict: true,
-            expectations: None,
-            interrupted: false,
-            started_unix: 0,
-            duration: std::time::Duration::ZERO,
-            results: &results,
-            judged: &judged,
-            meta: super::super::Metadata::default(),
-        };
+        let run = run_of(&results, &judged, true);
         let t = run.totals();
         assert_eq!((t.passed, t.failed, t.skipped, t.errors), (0, 0, 0, 1));
         assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 harness error");
@@ -270,18 +268,7 @@ mod tests {
         for strict in [false, true] {
             let judged = [judge(&results[0], strict, None)];
             assert_eq!(judged[0].status, Status::Inconclusive);
-            let run = Run {
-                peer: "p".into(),
-                transport: "t".into(),
-                strict,
-                expectations: None,
-                interrupted: false,
-                started_unix: 0,
-                duration: std::time::Duration::ZERO,
-                results: &results,
-                judged: &judged,
-                meta: super::super::Metadata::default(),
-            };
+            let run = run_of(&results, &judged, strict);
             let t = run.totals();
             assert_eq!((t.passed, t.failed, t.skipped, t.inconclusive), (0, 0, 0, 1));
             assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 inconclusive");

@@ -161,9 +161,4 @@ impl RequesterFaults {
         ("v2-initxch-optdir-reply", &["v2-01/4.2.2#4"]),
         ("v2-reconnect-after-negotiation", &["v2-01/5.2#1"]),
     ];
-
-    /// The statements `fault` breaks ([`RequesterFaults::BREAKS`]).
-    pub fn breaks(fault: &str) -> &'static [&'static str] {
-        Self::BREAKS.iter().find(|(f, _)| *f == fault).map_or(&[], |(_, s)| s)
-    }
 }

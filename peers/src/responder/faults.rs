@@ -341,11 +341,6 @@ impl Faults {
         ("v2-group-interleaved", &["rtrext-03/4.2#1"]),
         ("v2-cont-wrong-xid", &["rtrext-03/9.4#1"]),
     ];
-
-    /// The statements `fault` breaks ([`Faults::BREAKS`]).
-    pub fn breaks(fault: &str) -> &'static [&'static str] {
-        Self::BREAKS.iter().find(|(f, _)| *f == fault).map_or(&[], |(_, s)| s)
-    }
 }
 
 /// How the faults bend a reply's plan (`call.rs`: the write list, the inline payload, the
