@@ -27,6 +27,9 @@ SPECS = {
     "v2-01": ("draft-cel-nfsv4-rpcrdma-version-two-01.txt", None),
     "xcharext-02": ("draft-dnoveck-nfsv4-rpcrdma-xcharext-02.txt", None),
     "rtrext-03": ("draft-dnoveck-nfsv4-rpcrdma-rtrext-03.txt", None),
+    "rfc8167": ("rfc8167.txt", None),
+    # Only the NFS version 4 Upper-Layer Binding (6 and its subsections).
+    "rfc8267": ("rfc8267.txt", ("6",)),
 }
 
 # Longest first, so that "MUST NOT" wins over "MUST".
@@ -112,7 +115,9 @@ ABBREV = ("e.g.", "i.e.", "et al.", "cf.", "vs.")
 
 
 def sentences(para_text):
-    parts = re.split(r"(?<=[.?!])\s+(?=[A-Z\"\[(])", para_text)
+    # A list item's bullet ("o ") after a sentence starts a sentence of its own: a page break
+    # joins the items on either side of it into one paragraph (RFC 8267 6.4.1).
+    parts = re.split(r"(?<=[.?!])\s+(?:o\s+)?(?=[A-Z\"\[(])", para_text)
     merged = []
     for p in parts:
         if merged and merged[-1].endswith(ABBREV):
@@ -136,6 +141,10 @@ LOWERCASE = [
     ("rtrext-03", "The xid field of this message must match", "must"),
 ]
 
+# Documents that follow RFC 8174 (only uppercase key words are normative): a lowercase
+# statement is `no` there, `unclear` elsewhere (the drafts and RFC 5666 cite RFC 2119 alone).
+RFC8174 = ("rfc8166", "rfc8797", "rfc8167", "rfc8267")
+
 
 def candidates(spec):
     fname, only = SPECS[spec]
@@ -151,6 +160,8 @@ def candidates(spec):
             body = re.sub(r"^[o*] ", "", body)
             if "///" in body:
                 continue  # code components (XDR and its licence)
+            if '"MUST", "MUST NOT"' in body:
+                continue  # the key-words paragraph (in RFC 8167's Introduction)
             for s in sentences(body):
                 kws = KW_RE.findall(s)
                 lower = [k for sp, phrase, k in LOWERCASE if sp == spec and phrase in s]
@@ -160,7 +171,7 @@ def candidates(spec):
                 if kws:
                     yield f"{spec}/{num}#{n}", num, min(kws, key=KEY_WORDS.index), "yes", s
                 else:
-                    yield f"{spec}/{num}#{n}", num, lower[0], "no" if spec.startswith("rfc") else "unclear", s
+                    yield f"{spec}/{num}#{n}", num, lower[0], "no" if spec in RFC8174 else "unclear", s
 
 
 def main():

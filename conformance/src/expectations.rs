@@ -224,6 +224,45 @@ pub struct KnownFinding {
     pub evidence: Option<Evidence>,
 }
 
+/// A statement the specs leave open to two readings (docs/architecture.md, "Statements read
+/// two ways"): both sides of the catalogue follow the catalogue's reading; a check that judges
+/// the other is unsupported unless a profile chooses that reading (`"readings"`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Reading {
+    /// The field read two ways: `rfc5666/6.2/maxrdmaread`.
+    pub field: &'static str,
+    /// The catalogue's reading, and the other one.
+    pub catalogue: &'static str,
+    pub other: &'static str,
+    /// What each reading says, for the reason a check of the other reading gives.
+    pub says: &'static [(&'static str, &'static str)],
+    /// Each check judging the field, with the reading it judges.
+    pub checks: &'static [(&'static str, &'static str)],
+}
+
+/// Every field read two ways.
+pub const READINGS: [Reading; 1] = [Reading {
+    field: "rfc5666/6.2/maxrdmaread",
+    catalogue: "ird",
+    other: "ord",
+    says: &[
+        ("ird", "the sender's IRD: the RDMA Reads its peer may issue against its memory, so a requester's 0 forbids the responder's RDMA Reads"),
+        ("ord", "the RDMA Reads the sender itself issues, so a responder's 0 forbids the requester calls that need RDMA Read"),
+    ],
+    checks: &[("rfc5666/6.2/maxrdmaread-zero", "ird"), ("rfc5666/6.2/requester-no-reads-at-zero", "ord")],
+}];
+
+/// The field a check judges under one reading, with that reading.
+pub fn reading_of(check: &str) -> Option<(&'static Reading, &'static str)> {
+    READINGS.iter().find_map(|r| r.checks.iter().find(|(c, _)| *c == check).map(|&(_, reading)| (r, reading)))
+}
+
+/// Whether a check judges the catalogue's reading (or no field read two ways): only those
+/// count towards a statement's coverage.
+pub fn judges_catalogue_reading(check: &str) -> bool {
+    reading_of(check).is_none_or(|(r, reading)| reading == r.catalogue)
+}
+
 /// A loaded profile.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Expectations {
@@ -234,6 +273,9 @@ pub struct Expectations {
     pub measured: Vec<String>,
     pub divergences: Vec<Divergence>,
     pub findings: Vec<KnownFinding>,
+    /// `"readings"`: for a field read two ways ([`READINGS`]), the reading this peer is judged
+    /// by, when not the catalogue's.
+    pub readings: Vec<(String, String)>,
 }
 
 impl Expectations {
@@ -257,7 +299,7 @@ impl Expectations {
                  (a reason says what the peer does and where in its source)"
             ));
         }
-        const KEYS: [&str; 5] = ["peer", "description", "measured", "divergences", "findings"];
+        const KEYS: [&str; 6] = ["peer", "description", "measured", "divergences", "findings", "readings"];
         if let Some(k) = top.keys().find(|k| !KEYS.contains(&k.as_str())) {
             return Err(format!("unknown key {k:?} (known: {})", KEYS.map(|k| format!("{k:?}")).join(", ")));
         }
@@ -306,7 +348,17 @@ impl Expectations {
             None => Vec::new(),
             Some(f) => known_findings(f, &measured)?,
         };
-        Ok(Expectations { peer, measured, divergences, findings })
+        let readings = match top.get("readings") {
+            None => Vec::new(),
+            Some(r) => readings(r)?,
+        };
+        Ok(Expectations { peer, measured, divergences, findings, readings })
+    }
+
+    /// The reading in force for a field read two ways: the profile's choice, else the
+    /// catalogue's.
+    pub fn reading(&self, r: &Reading) -> &str {
+        self.readings.iter().find(|(f, _)| f == r.field).map_or(r.catalogue, |(_, v)| v.as_str())
     }
 
     /// Checks that every divergence names a known check (`known(id)`): a misspelt ID would
@@ -429,6 +481,26 @@ pub struct Judged {
     pub reason: Option<String>,
 }
 
+/// `"readings": {"rfc5666/6.2/maxrdmaread": "ord"}`: each field one of [`READINGS`], each
+/// value one of its two readings.
+fn readings(v: &serde_json::Value) -> Result<Vec<(String, String)>, String> {
+    let map = v.as_object().ok_or("\"readings\" is not an object of field: reading")?;
+    let mut out = Vec::new();
+    for (field, value) in map {
+        let known: Vec<&str> = READINGS.iter().map(|r| r.field).collect();
+        let r = READINGS
+            .iter()
+            .find(|r| r.field == field)
+            .ok_or(format!("readings: unknown field {field:?} (known: {})", known.join(", ")))?;
+        let value = value.as_str().filter(|v| [r.catalogue, r.other].contains(v)).ok_or(format!(
+            "readings: {field} is read {:?} (the catalogue's reading) or {:?}, not {value}",
+            r.catalogue, r.other
+        ))?;
+        out.push((field.clone(), value.to_string()));
+    }
+    Ok(out)
+}
+
 /// Judges one result. A check after which the peer went down fails whatever its own verdict
 /// (a server must not crash on any input), unless the profile lists that event for it.
 pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> Judged {
@@ -444,6 +516,25 @@ pub fn judge(r: &CheckResult, strict: bool, profile: Option<&Expectations>) -> J
         Outcome::Error => Status::Error,
     };
     let down = r.peer.down.as_ref().map(|d| d.kind);
+    // A check of a reading not in force judges nothing this run asks of the peer.
+    if let Some((reading, judged)) = reading_of(r.check.id) {
+        let in_force = profile.map_or(reading.catalogue, |p| p.reading(reading));
+        // (Unsupported already, it keeps its own why: no CONF_RDMA, say.)
+        let judged_here = !matches!(raw, Status::Skipped | Status::Error | Status::Unsupported);
+        if judged != in_force && down.is_none() && judged_here {
+            let says = |x: &str| reading.says.iter().find(|(n, _)| *n == x).map_or("", |(_, s)| *s);
+            let why = format!(
+                "this check judges the {judged} reading of {} ({}); this run reads it as {in_force} ({}){}: \
+                 a profile's \"readings\" chooses (docs/architecture.md, statements read two ways); its own verdict: {}",
+                reading.field,
+                says(judged),
+                says(in_force),
+                if in_force == reading.catalogue { ", the catalogue's reading" } else { ", the profile's choice" },
+                r.outcome.name()
+            );
+            return Judged { status: Status::Unsupported, reason: Some(why) };
+        }
+    }
     match (listed, raw) {
         (_, Status::Skipped) => Judged { status: Status::Skipped, reason: None },
         (_, Status::Error) if down.is_none() => Judged { status: Status::Error, reason: None },
@@ -717,5 +808,45 @@ mod tests {
         .unwrap();
         assert!(p.known_finding("kernel-report: WARNING at include/linux/sunrpc/svc.h svc_process").is_some());
         assert!(p.known_finding("violation: rfc8166/4.5.2/xid-mismatch").is_some());
+    }
+
+    /// Issue 21, section 3: RFC 5666 6.2's maxrdmaread has one reading in the catalogue (IRD);
+    /// the check of the other (ORD) is unsupported unless a profile chooses it, and then the
+    /// IRD check is. Its own verdict stays in the reason.
+    #[test]
+    fn a_check_of_the_other_reading_is_judged_only_when_a_profile_chooses_it() {
+        let (ird, ord) = ("rfc5666/6.2/maxrdmaread-zero", "rfc5666/6.2/requester-no-reads-at-zero");
+        assert!(judges_catalogue_reading(ird) && !judges_catalogue_reading(ord));
+        assert!(judges_catalogue_reading("rfc8166/4.2.4/null-call"));
+        // No profile, or one that does not choose: the catalogue's reading.
+        let plain = Expectations::from_json(r#"{"peer": "p", "divergences": []}"#).unwrap();
+        for profile in [None, Some(&plain)] {
+            assert_eq!(judge(&result(ird, Outcome::Fail), false, profile).status, Status::Fail);
+            for outcome in [Outcome::Pass, Outcome::Fail] {
+                let j = judge(&result(ord, outcome), false, profile);
+                assert_eq!(j.status, Status::Unsupported);
+                let why = j.reason.unwrap();
+                assert!(why.contains("judges the ord reading") && why.contains("reads it as ird"), "{why}");
+                assert!(why.ends_with(&format!("its own verdict: {}", outcome.name())), "{why}");
+            }
+        }
+        // The profile chooses ORD: the ORD check is judged, the IRD one is not.
+        let ord_profile = Expectations::from_json(
+            r#"{"peer": "p", "divergences": [], "readings": {"rfc5666/6.2/maxrdmaread": "ord"}}"#,
+        )
+        .unwrap();
+        assert_eq!(judge(&result(ord, Outcome::Fail), false, Some(&ord_profile)).status, Status::Fail);
+        assert_eq!(judge(&result(ord, Outcome::Pass), false, Some(&ord_profile)).status, Status::Pass);
+        let j = judge(&result(ird, Outcome::Fail), false, Some(&ord_profile));
+        assert_eq!(j.status, Status::Unsupported);
+        assert!(j.reason.unwrap().contains("the profile's choice"));
+        // Skipped stays skipped, unsupported keeps its own why; an unknown field or reading is
+        // refused.
+        assert_eq!(judge(&result(ord, Outcome::Skipped), false, None).status, Status::Skipped);
+        assert_eq!(judge(&result(ord, Outcome::Unsupported), false, None).reason, None);
+        let bad = |r: &str| Expectations::from_json(&format!(r#"{{"peer": "p", "divergences": [], "readings": {r}}}"#));
+        assert!(bad(r#"{"rfc5666/6.2/maxrdmaread": "both"}"#).unwrap_err().contains("\"ird\""));
+        assert!(bad(r#"{"rfc5666/6.2/maxreads": "ord"}"#).unwrap_err().contains("unknown field"));
+        assert!(bad(r#"["ord"]"#).is_err());
     }
 }

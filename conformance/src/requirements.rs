@@ -45,9 +45,14 @@ macro_rules! spec {
 }
 
 /// Every specification of the matrix.
-pub static SPECS: [Spec; 6] = [
+pub static SPECS: [Spec; 8] = [
     spec!("rfc8166", "rfc8166.txt", true),
     spec!("rfc8797", "rfc8797.txt", true),
+    // Bidirectional RPC-over-RDMA; `binds` reads by the role on the forward connection
+    // (`responder`: the ONC RPC server, which is the reverse-direction requester).
+    spec!("rfc8167", "rfc8167.txt", true),
+    // The NFS version 4 Upper-Layer Binding: section 6 only.
+    spec!("rfc8267", "rfc8267.txt", true),
     spec!("rfc5666", "rfc5666.txt", false),
     spec!("v2-01", "draft-cel-nfsv4-rpcrdma-version-two-01.txt", false),
     spec!("xcharext-02", "draft-dnoveck-nfsv4-rpcrdma-xcharext-02.txt", false),

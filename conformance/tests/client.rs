@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rpcrdma_conformance::catalogue::client::{all, judge_all, scenarios_of, v2};
+use rpcrdma_conformance::catalogue::client::{all, judge_all, reverse, scenarios_of, v2};
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_peers::observe::Observed;
 use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
@@ -24,6 +24,11 @@ fn v2_options() -> RequesterOptions {
     RequesterOptions { version: 2, ..options() }
 }
 
+/// The NFSv4.1 workload with a back channel on its connection (the reverse-direction checks).
+fn nfs41_options() -> RequesterOptions {
+    RequesterOptions { nfs4_minor: Some(1), ..options() }
+}
+
 /// Serves the reference requester's workload with observing responders, in Version One and
 /// in Version Two; the judged results.
 fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
@@ -33,6 +38,9 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
         runs.extend(scenarios_of(all().filter(|c| v2::is_v2(c) == version)).into_iter().map(Some));
         observed.extend(observed_workloads(&config(), &runs, &options, faults).0);
     }
+    let mut runs = vec![None];
+    runs.extend(scenarios_of(reverse::CHECKS.iter()).into_iter().map(Some));
+    observed.extend(observed_workloads(&config(), &runs, &nfs41_options(), faults).0);
     judge_all(&observed).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
 }
 
@@ -43,7 +51,10 @@ fn a_version_one_requester_gets_unsupported_from_every_version_two_check() {
     let results = judge_all(&observed);
     for r in &results {
         let v2 = v2::CHECKS.iter().any(|c| c.info.id == r.check.id);
-        if v2 {
+        if reverse::CHECKS.iter().any(|c| c.info.id == r.check.id) {
+            // NFSv3 offers no back channel: no reverse-direction call is ever sent.
+            assert_eq!(r.outcome, Outcome::Inconclusive, "{}: {}", r.check.id, r.actual);
+        } else if v2 {
             assert_eq!(r.outcome, Outcome::Unsupported, "{}: {}", r.check.id, r.actual);
             assert!(r.actual.to_string().contains("Version One only"), "{}: {}", r.check.id, r.actual);
         } else {
@@ -153,7 +164,9 @@ fn a_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer
     let serial = RequesterOptions { window: Some(1), ..options() };
     let none = RequesterFaults::default();
     // (check, a workload that gives no chance, a fault that breaks the rule given the chance)
-    let cases: [(&str, &RequesterOptions, &str); 7] = [
+    let cases: [(&str, &RequesterOptions, &str); 8] = [
+        // One call at a time never reaches the grant of 8.
+        ("rfc8166/3.3.1/requester-within-grant", &serial, "exceed-grant"),
         // Nothing sent after the reply that granted 0.
         ("rfc8166/3.3.1/requester-zero-grant", &stops, "zero-grant-as-one"),
         // No call after the huge grant, then calls only one at a time.

@@ -151,3 +151,305 @@ fn a_panicking_scenario_is_a_harness_error_not_a_peer_failure() {
     assert!(actual.contains("the harness broke, not the peer"), "{actual}");
     assert!(actual.contains("the scenario connects first"), "{actual}");
 }
+
+/// The reference responder behind a connection that rewrites the NFSv3 READDIR calls we send
+/// to ask for at most 256 bytes: a responder that answers a READDIR with a short listing, so
+/// the reply fits inline and the reply chunk is never needed.
+struct ShortReaddir(EmulatedConnector<Responder>);
+
+struct ShortReaddirConnection(Box<dyn rpcrdma_peers::transport::Connection>);
+
+impl rpcrdma_peers::transport::Connector for ShortReaddir {
+    fn connect(
+        &mut self,
+        private_data: &[u8],
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<Box<dyn rpcrdma_peers::transport::Connection>> {
+        Ok(Box::new(ShortReaddirConnection(self.0.connect(private_data, deadline)?)))
+    }
+
+    fn describe(&self) -> String {
+        "emulated, READDIR counts cut to 256".into()
+    }
+}
+
+impl rpcrdma_peers::transport::Connection for ShortReaddirConnection {
+    fn peer_private_data(&self) -> &[u8] {
+        self.0.peer_private_data()
+    }
+    fn post_recv(&mut self, size: usize, count: usize) -> rpcrdma_peers::transport::Result<()> {
+        self.0.post_recv(size, count)
+    }
+    fn send(&mut self, msg: &[u8]) -> rpcrdma_peers::transport::Result<()> {
+        // An RPC call (msg_type 0, rpcvers 2) to NFS (100003) version 3, procedure 16
+        // (READDIR): READDIR3args end with the count (RFC 1813 3.3.16), the last word of an
+        // RDMA_MSG.
+        let readdir: Vec<u8> = [0u32, 2, 100_003, 3, 16].iter().flat_map(|w| w.to_be_bytes()).collect();
+        let mut msg = msg.to_vec();
+        if msg.windows(readdir.len()).any(|w| w == readdir) {
+            let n = msg.len();
+            msg[n - 4..].copy_from_slice(&256u32.to_be_bytes());
+        }
+        self.0.send(&msg)
+    }
+    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> rpcrdma_peers::transport::Result<()> {
+        self.0.send_with_invalidate(msg, handle)
+    }
+    fn register(
+        &mut self,
+        length: u32,
+        access: rpcrdma_peers::transport::Access,
+    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Region> {
+        self.0.register(length, access)
+    }
+    fn write_local(
+        &mut self,
+        region: &rpcrdma_peers::transport::Region,
+        at: u32,
+        data: &[u8],
+    ) -> rpcrdma_peers::transport::Result<()> {
+        self.0.write_local(region, at, data)
+    }
+    fn read_local(&self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<Vec<u8>> {
+        self.0.read_local(region)
+    }
+    fn accesses(
+        &self,
+        region: &rpcrdma_peers::transport::Region,
+    ) -> rpcrdma_peers::transport::Result<Vec<rpcrdma_peers::transport::RemoteAccess>> {
+        self.0.accesses(region)
+    }
+    fn is_valid(&self, region: &rpcrdma_peers::transport::Region) -> bool {
+        self.0.is_valid(region)
+    }
+    fn deregister(&mut self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<()> {
+        self.0.deregister(region)
+    }
+    fn rdma_read(
+        &mut self,
+        handle: u32,
+        offset: u64,
+        length: u32,
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<Vec<u8>> {
+        self.0.rdma_read(handle, offset, length, deadline)
+    }
+    fn rdma_write(
+        &mut self,
+        handle: u32,
+        offset: u64,
+        data: &[u8],
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<()> {
+        self.0.rdma_write(handle, offset, data, deadline)
+    }
+    fn poll(
+        &mut self,
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Event> {
+        self.0.poll(deadline)
+    }
+    fn disconnect(&mut self) {
+        self.0.disconnect()
+    }
+    fn is_connected(&self) -> bool {
+        self.0.is_connected()
+    }
+}
+
+/// The reference responder behind a connection that loses every message of the responder's
+/// that answers no call of ours (its reverse-direction calls, RFC 8167): a server that never
+/// calls back, so the reverse-direction checks have nothing to judge.
+/// With `cb_null_only`, only the CB_NULLs (procedure 0) are lost, answered by the connection.
+struct NoReverseCalls(EmulatedConnector<Responder>, bool);
+
+struct NoReverseCallsConnection {
+    inner: Box<dyn rpcrdma_peers::transport::Connection>,
+    cb_null_only: bool,
+    /// The rdma_xid of every message we sent.
+    sent: std::collections::HashSet<u32>,
+}
+
+impl rpcrdma_peers::transport::Connector for NoReverseCalls {
+    fn connect(
+        &mut self,
+        private_data: &[u8],
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<Box<dyn rpcrdma_peers::transport::Connection>> {
+        let inner = self.0.connect(private_data, deadline)?;
+        Ok(Box::new(NoReverseCallsConnection { inner, cb_null_only: self.1, sent: Default::default() }))
+    }
+
+    fn describe(&self) -> String {
+        "emulated, the responder's reverse-direction calls lost".into()
+    }
+}
+
+/// Word `i` of a message.
+fn word(m: &[u8], i: usize) -> Option<u32> {
+    m.get(4 * i..4 * i + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+}
+
+impl rpcrdma_peers::transport::Connection for NoReverseCallsConnection {
+    fn peer_private_data(&self) -> &[u8] {
+        self.inner.peer_private_data()
+    }
+    fn post_recv(&mut self, size: usize, count: usize) -> rpcrdma_peers::transport::Result<()> {
+        self.inner.post_recv(size, count)
+    }
+    fn send(&mut self, msg: &[u8]) -> rpcrdma_peers::transport::Result<()> {
+        self.sent.extend(word(msg, 0));
+        self.inner.send(msg)
+    }
+    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> rpcrdma_peers::transport::Result<()> {
+        self.sent.extend(word(msg, 0));
+        self.inner.send_with_invalidate(msg, handle)
+    }
+    fn register(
+        &mut self,
+        length: u32,
+        access: rpcrdma_peers::transport::Access,
+    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Region> {
+        self.inner.register(length, access)
+    }
+    fn write_local(
+        &mut self,
+        region: &rpcrdma_peers::transport::Region,
+        at: u32,
+        data: &[u8],
+    ) -> rpcrdma_peers::transport::Result<()> {
+        self.inner.write_local(region, at, data)
+    }
+    fn read_local(&self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<Vec<u8>> {
+        self.inner.read_local(region)
+    }
+    fn accesses(
+        &self,
+        region: &rpcrdma_peers::transport::Region,
+    ) -> rpcrdma_peers::transport::Result<Vec<rpcrdma_peers::transport::RemoteAccess>> {
+        self.inner.accesses(region)
+    }
+    fn is_valid(&self, region: &rpcrdma_peers::transport::Region) -> bool {
+        self.inner.is_valid(region)
+    }
+    fn deregister(&mut self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<()> {
+        self.inner.deregister(region)
+    }
+    fn rdma_read(
+        &mut self,
+        handle: u32,
+        offset: u64,
+        length: u32,
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<Vec<u8>> {
+        self.inner.rdma_read(handle, offset, length, deadline)
+    }
+    fn rdma_write(
+        &mut self,
+        handle: u32,
+        offset: u64,
+        data: &[u8],
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<()> {
+        self.inner.rdma_write(handle, offset, data, deadline)
+    }
+    fn poll(
+        &mut self,
+        deadline: std::time::Instant,
+    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Event> {
+        use rpcrdma_peers::transport::Event;
+        loop {
+            let e = self.inner.poll(deadline)?;
+            if let Event::Recv { data, .. } = &e {
+                // Not a reply to us: another XID, or an RDMA_MSG carrying an RPC CALL.
+                let ours = word(data, 0).is_some_and(|x| self.sent.contains(&x));
+                let call = word(data, 3) == Some(0) && word(data, 8) == Some(0);
+                let lost = if self.cb_null_only { call && word(data, 12) == Some(0) } else { !ours || call };
+                if !data.is_empty() && lost {
+                    self.inner.post_recv(4096, 1)?;
+                    if self.cb_null_only {
+                        // Answered here, unseen by the check (RFC 8167 5.2: RDMA_MSG with the
+                        // RPC XID, then an accepted SUCCESS reply; one reverse credit granted).
+                        let xid = word(data, 7).unwrap_or(0);
+                        let reply: Vec<u8> =
+                            [xid, 1, 1, 0, 0, 0, 0, xid, 1, 0, 0, 0, 0].iter().flat_map(|w| w.to_be_bytes()).collect();
+                        self.inner.send(&reply)?;
+                    }
+                    continue;
+                }
+            }
+            return Ok(e);
+        }
+    }
+    fn disconnect(&mut self) {
+        self.inner.disconnect()
+    }
+    fn is_connected(&self) -> bool {
+        self.inner.is_connected()
+    }
+}
+
+/// A server that sends no CB_NULL (Linux nfsd sends none to NFSv4.1 clients) is made to call
+/// back by a recall: the reverse-direction checks judge its CB_RECALL instead.
+#[test]
+fn without_cb_null_the_reverse_checks_judge_a_provoked_recall() {
+    for id in
+        ["rfc8167/5.1/reverse-call-framing", "rfc8167/5.2/hostile-reverse-replies", "rfc8167/4.1/reverse-credits-kept"]
+    {
+        let mut conn = NoReverseCalls(responder(Faults::default()), true);
+        let r = run_check(check(id), &mut conn, &options());
+        assert_eq!(r.outcome, Outcome::Pass, "{id}: {}", r.actual);
+    }
+    // The CB_RECALL is judged: a framing fault shows on it.
+    let mut conn = NoReverseCalls(responder(Faults::only("reverse-call-xid-mismatch")), true);
+    let r = run_check(check("rfc8167/5.1/reverse-call-framing"), &mut conn, &options());
+    assert_eq!(r.outcome, Outcome::Fail, "{}", r.actual);
+}
+
+/// Each server check declaring a precondition: a responder that never gives the event is
+/// inconclusive (never a pass, even when it carries the fault), and one that breaks the rule
+/// once given it fails.
+#[test]
+fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer_fails() {
+    type NoChance = fn(Faults) -> Box<dyn rpcrdma_peers::transport::Connector>;
+    // (check, a responder that gives no chance, the faults that break the rule given the chance)
+    let no_reverse: NoChance = |f| Box::new(NoReverseCalls(responder(f), false));
+    let cases: [(&str, NoChance, &[&str]); 6] = [
+        // A short listing fits inline: nothing had to go through the reply chunk.
+        (
+            "rfc8166/3.5.3/long-reply-via-reply-chunk",
+            |f| Box::new(ShortReaddir(responder(f))),
+            &["ignore-reply-chunk", "reply-chunk-offset-advanced"],
+        ),
+        // A server that never calls back gives the reverse-direction checks nothing to judge.
+        ("rfc8167/6/no-call-before-back-channel", no_reverse, &["cb-before-back-channel"]),
+        (
+            "rfc8167/5.1/reverse-call-framing",
+            no_reverse,
+            &["reverse-call-vers-2", "reverse-call-xid-mismatch", "reverse-call-reply-type"],
+        ),
+        ("rfc8267/6.5.2/short-reverse-calls", no_reverse, &["reverse-call-long", "cb-large-call"]),
+        ("rfc8167/4.1/reverse-credits-kept", no_reverse, &["reverse-call-over-credits"]),
+        ("rfc8167/5.2/hostile-reverse-replies", no_reverse, &["reverse-reply-answered"]),
+    ];
+    for c in catalogue::all().iter().filter(|c| c.info.precondition.is_some()) {
+        assert!(cases.iter().any(|(id, _, _)| *id == c.info.id), "{}: precondition not proven here", c.info.id);
+    }
+    for (id, no_chance, faults) in cases {
+        let c = check(id);
+        assert!(c.info.precondition.is_some(), "{id} declares no precondition");
+        let r = run_check(c, no_chance(Faults::default()).as_mut(), &options());
+        assert_eq!(r.outcome, Outcome::Inconclusive, "{id} with no chance: {}", r.actual);
+        // A conformant responder given the chance passes.
+        let r = run_check(c, &mut responder(Faults::default()), &options());
+        assert_eq!(r.outcome, Outcome::Pass, "{id}: {}", r.actual);
+        for fault in faults {
+            // Breaking the rule with no chance to show it says nothing...
+            let r = run_check(c, no_chance(Faults::only(fault)).as_mut(), &options());
+            assert_eq!(r.outcome, Outcome::Inconclusive, "{id} with {fault} and no chance: {}", r.actual);
+            // ...and fails once given the chance.
+            let r = run_check(c, &mut responder(Faults::only(fault)), &options());
+            assert_eq!(r.outcome, Outcome::Fail, "{id} with {fault}: {}", r.actual);
+        }
+    }
+}

@@ -144,13 +144,19 @@ fn kind_name(k: Kind) -> String {
 
 fn read_input(args: &DecodeArgs) -> Result<(Vec<u8>, Option<input::VectorMeta>), String> {
     let contents = match (&args.hex, &args.file) {
+        // A FIFO or a terminal may block: the first signal ends the wait (signals::interruptible).
         (_, Some(path)) => {
-            let f = std::fs::File::open(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            input::read_bounded(f, &path.display().to_string()).map_err(|e| e.to_string())?
+            let p = path.clone();
+            crate::signals::interruptible(move || {
+                let f = std::fs::File::open(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+                input::read_bounded(f, &p.display().to_string()).map_err(|e| e.to_string())
+            })
+            .unwrap_or_else(|| Err(format!("{}: interrupted by a signal while reading", path.display())))?
         }
-        (Some(h), None) if h == "-" => {
-            input::read_bounded(std::io::stdin().lock(), "standard input").map_err(|e| e.to_string())?
-        }
+        (Some(h), None) if h == "-" => crate::signals::interruptible(|| {
+            input::read_bounded(std::io::stdin().lock(), "standard input").map_err(|e| e.to_string())
+        })
+        .unwrap_or_else(|| Err("standard input: interrupted by a signal while reading".into()))?,
         (Some(h), None) => {
             if h.len() > input::MAX_INPUT {
                 return Err(format!("the argument is more than {} KiB of hex", input::MAX_INPUT >> 10));

@@ -36,7 +36,8 @@ pub struct FuzzArgs {
     /// Stop after this many fuzz messages.
     #[arg(long, value_name = "N")]
     pub max_messages: Option<u64>,
-    /// Write the report as JSON here.
+    /// Write the report as JSON here; `-` writes it to standard output, and the text then goes
+    /// to standard error.
     #[arg(long, value_name = "FILE")]
     pub json: Option<PathBuf>,
     /// Seconds to wait for the liveness NULL's reply (four times that before calling it
@@ -181,7 +182,7 @@ impl Target for Watched {
         sample(self.pid_file.as_deref()?)
     }
     fn note(&mut self, what: &str) {
-        println!("{what}");
+        crate::textln!("{what}");
     }
 }
 
@@ -260,14 +261,46 @@ pub fn default_timeout(given: Option<f64>, peer: bool) -> f64 {
     given.unwrap_or(if peer { 1.0 } else { 0.3 })
 }
 
-/// A positive, finite number of seconds, or a usage error naming the option.
+/// The longest `--seconds` or `--timeout`: a year (a fuzz session is bounded by its budget;
+/// anything longer is a typo, and `Duration` would overflow past about 1.8e19 s).
+pub const MAX_FUZZ_SECS: f64 = 365.0 * 24.0 * 3600.0;
+
+/// A positive, finite number of seconds up to [`MAX_FUZZ_SECS`], or a usage error naming the
+/// option and the value (as `run` refuses its durations: `crate::args`).
 pub fn seconds(v: f64, option: &str) -> Result<Duration, i32> {
-    if v > 0.0 && v.is_finite() && v < 1e9 {
-        Ok(Duration::from_secs_f64(v))
-    } else {
-        eprintln!("error: {option} must be a positive number of seconds");
+    if !(v > 0.0 && v.is_finite()) {
+        crate::errln!("error: {option} {v}: give a positive, finite number of seconds");
         Err(EXIT_USAGE)
+    } else if v > MAX_FUZZ_SECS {
+        crate::errln!("error: {option} {v:e}: at most {MAX_FUZZ_SECS} seconds (a year)");
+        Err(EXIT_USAGE)
+    } else {
+        Ok(Duration::from_secs_f64(v))
     }
+}
+
+/// Whether `--json` names standard output.
+fn is_dash(p: &Path) -> bool {
+    p.as_os_str() == "-"
+}
+
+/// Checks `--json FILE` before the session (a path that cannot be written fails now, not
+/// after the whole session): the file is created, or truncated, as `run` does with its
+/// reports, so no earlier report is left to pass for this run's.
+fn check_json_path(path: &Path) -> Result<(), String> {
+    if is_dash(path) {
+        return Ok(());
+    }
+    if path.is_dir() {
+        return Err(format!("--json {}: is a directory", path.display()));
+    }
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("--json {}: {e}", path.display()))
 }
 
 /// `s` as part of a file name: letters, digits and `-` kept, anything else `_`.
@@ -307,6 +340,19 @@ fn write_whole(path: &Path, text: &str) -> Result<(), String> {
     std::fs::write(&tmp, text)
         .and_then(|()| std::fs::rename(&tmp, path))
         .map_err(|e| format!("cannot write {}: {e}", path.display()))
+}
+
+/// The progress line a terminal shows: the cases and messages sent, the findings, and the
+/// time spent of the budget.
+fn progress_line(r: &Report, budget: Duration) -> String {
+    format!(
+        "fuzzing: {} cases, {} messages, {} so far, {:.0} s of {:.0} s",
+        r.cases,
+        r.messages,
+        crate::output::plural(r.findings.len(), "finding", "findings"),
+        r.elapsed.as_secs_f64(),
+        budget.as_secs_f64()
+    )
 }
 
 /// For each finding, the profile's reason when the profile lists its kind.
@@ -425,6 +471,15 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
 }
 
 pub fn run(args: FuzzArgs) -> i32 {
+    if let Some(path) = &args.json {
+        if let Err(e) = check_json_path(path) {
+            crate::errln!("error: {e}");
+            return EXIT_USAGE;
+        }
+    }
+    // `--json -`: the report takes standard output, and the text goes to standard error.
+    let json_to_stdout = args.json.as_deref().is_some_and(is_dash);
+    crate::output::text_to_stderr(json_to_stdout);
     let duration = match seconds(args.seconds, "--seconds") {
         Ok(d) => d,
         Err(code) => return code,
@@ -475,7 +530,11 @@ pub fn run(args: FuzzArgs) -> i32 {
     };
     let skipping =
         if args.skip_cases > 0 { format!(", skipping its first {} cases", args.skip_cases) } else { String::new() };
-    println!("rpcrdma-harness {} fuzzing {} (seed {seed}{skipping})", env!("CARGO_PKG_VERSION"), target.describe());
+    crate::textln!(
+        "rpcrdma-harness {} fuzzing {} (seed {seed}{skipping})",
+        env!("CARGO_PKG_VERSION"),
+        target.describe()
+    );
     let files: RefCell<Vec<Option<PathBuf>>> = RefCell::new(Vec::new());
     let mut write_failed = false;
     let out = args.out.clone();
@@ -485,7 +544,8 @@ pub fn run(args: FuzzArgs) -> i32 {
     let json_path = args.json.clone();
     let version_fields = peer_version.0.json_fields();
     let write_json = |report: &Report, known: &[Option<String>]| -> Result<(), String> {
-        let Some(path) = &json_path else { return Ok(()) };
+        // Standard output takes the report once, at the end.
+        let Some(path) = json_path.as_deref().filter(|p| !is_dash(p)) else { return Ok(()) };
         let mut value = json_report(report, &files.borrow(), known);
         for (k, v) in &version_fields {
             value[*k] = v.clone();
@@ -494,12 +554,18 @@ pub fn run(args: FuzzArgs) -> i32 {
         write_whole(path, &(t + "\n"))
     };
     let mut last_progress: Option<(Instant, usize)> = None;
+    // On a terminal, one line rewritten each second says how far the session is.
+    let terminal =
+        std::io::IsTerminal::is_terminal(&std::io::stderr()) && std::env::var_os("TERM").is_none_or(|t| t != "dumb");
     let progress = |r: &Report| {
         let due = last_progress.is_none_or(|(t, n)| t.elapsed() >= Duration::from_secs(1) || n != r.findings.len());
         if due {
             last_progress = Some((Instant::now(), r.findings.len()));
             // A failure here shows again, and counts, when the final report is written.
             let _ = write_json(r, &known_reasons(r, &expected));
+            if terminal {
+                crate::err!("\r\x1b[K{}", progress_line(r, duration));
+            }
         }
     };
     let report = fuzz::run_watched(
@@ -511,7 +577,10 @@ pub fn run(args: FuzzArgs) -> i32 {
             let n = files.len();
             match save(&out, f, n) {
                 Ok(p) => {
-                    println!(
+                    if terminal {
+                        crate::err!("\r\x1b[K");
+                    }
+                    crate::textln!(
                         "finding {}: {} ({} message(s)) -> {}",
                         n + 1,
                         f.reproducer.kind,
@@ -529,6 +598,9 @@ pub fn run(args: FuzzArgs) -> i32 {
         },
         progress,
     );
+    if terminal {
+        crate::err!("\r\x1b[K");
+    }
     let files = files.take();
     if let Some(j) = &journal {
         j.append(&fuzz::journal::end_line(report.seed, report.skipped + report.cases, report.ended.name()));
@@ -543,16 +615,18 @@ pub fn run(args: FuzzArgs) -> i32 {
     }
     let known = known_reasons(&report, &expected);
     if let Some(line) = &peer_version.1 {
-        println!("{line}");
+        crate::textln!("{line}");
     }
-    print!("{}", text(&report, &files, &known));
+    crate::output::text_str(&text(&report, &files, &known));
     if let Some(path) = &args.json {
         let mut value = json_report(&report, &files, &known);
         for (k, v) in &version_fields {
             value[*k] = v.clone();
         }
         let t = serde_json::to_string_pretty(&value).expect("JSON values serialize");
-        if let Err(e) = write_whole(path, &(t + "\n")) {
+        if json_to_stdout {
+            crate::output::stdout_str(&(t + "\n"));
+        } else if let Err(e) = write_whole(path, &(t + "\n")) {
             eprintln!("error: {e}");
             write_failed = true;
         }

@@ -78,7 +78,12 @@ pub const MAX_CONSOLE: u64 = 256 << 20;
 /// an error naming the file and the limit, read no further than the limit; invalid UTF-8 is
 /// an error too.
 pub fn read_text(path: &std::path::Path, what: &str, limit: u64) -> Result<String, String> {
-    let read = std::fs::File::open(path).and_then(|f| read_at_most(f, limit));
+    // A FIFO or a device may block in open or read: the first signal ends the wait.
+    let p = path.to_path_buf();
+    let read = crate::signals::interruptible(move || std::fs::File::open(&p).and_then(|f| read_at_most(f, limit)))
+        .unwrap_or_else(|| {
+            Err(std::io::Error::new(std::io::ErrorKind::Interrupted, "interrupted by a signal while reading"))
+        });
     let buf = read.map_err(|e| format!("{what} {}: {e}", path.display()))?.ok_or_else(|| {
         format!(
             "{what} {}: longer than {} MiB; not a {what} this harness reads (is it the right file?)",

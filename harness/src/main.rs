@@ -178,7 +178,7 @@ fn main() {
             2
         }
         // A run the signal cut short never reads as complete, whatever the subcommand.
-        None if code != 2 => signals::exit_code().unwrap_or(code),
+        None if code != 2 || signals::input_cut() => signals::exit_code().unwrap_or(code),
         None => code,
     };
     std::process::exit(code);

@@ -260,8 +260,12 @@ pub fn run(args: RunArgs) -> i32 {
             }
         },
     };
-    let mut options =
-        RunOptions { timeout: args.timeout, restart_wait: args.watch.restart_wait, ..RunOptions::default() };
+    let mut options = RunOptions {
+        timeout: args.timeout,
+        restart_wait: args.watch.restart_wait,
+        interrupt: Some(&signals::INTERRUPT),
+        ..RunOptions::default()
+    };
     let fresh = args.peer.is_none().then(|| {
         let f = faults.clone();
         Box::new(move || Box::new(embedded(f.clone())) as Box<dyn Connector>) as crate::peer_health::Fresh
@@ -310,7 +314,8 @@ pub fn run(args: RunArgs) -> i32 {
             _ => format!("{}, {repeat} attempts each", plural(total / repeat, "check", "checks")),
         };
         let root = root.describe();
-        textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n})", report::VERSION);
+        let against = report::profile_clause(profile.as_ref().map(|p| p.peer.as_str()), args.expect.as_deref());
+        textln!("rpcrdma-harness {} against {peer}, root handle {root} ({n}){against}", report::VERSION);
     }
     let peer_version = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), profile.as_ref());
     peer_version.announce(quiet);
@@ -384,12 +389,17 @@ pub fn run(args: RunArgs) -> i32 {
     if let Some((id, n)) = crate::peer_health::stayed_down(&results) {
         textln!("the peer went down after {id} and did not come back: {} not run", plural(n, "check", "checks"));
     }
-    close(wrote, run.totals())
+    close(wrote, &run)
 }
 
-/// Prints the closing line (and, for a run that judged nothing, one line saying so) and
-/// returns the exit status ([`exit_status`]).
-pub fn close(wrote: bool, totals: report::Totals) -> i32 {
+/// Prints the recap of the failed and diverging IDs, the closing line (and, for a run that
+/// judged nothing, one line saying so), also under `--quiet`, and returns the exit status
+/// ([`exit_status`]).
+pub fn close(wrote: bool, run: &Run<'_>) -> i32 {
+    for line in report::recap(run) {
+        textln!("{line}");
+    }
+    let totals = run.totals();
     textln!("{}", report::closing_line(totals));
     if totals.nothing_judged() && signals::exit_code().is_none() {
         textln!("{}", report::nothing_judged_line(totals));
@@ -478,10 +488,8 @@ fn list_requirements(args: &ListArgs) -> i32 {
         .filter(|r| args.select.is_empty() || args.select.iter().any(|s| id_matches(&r.id.replace('#', "/"), &[], s)))
         .collect();
     if chosen.is_empty() {
-        crate::errln!(
-            "error: {:?} matches no requirement (specs: rfc8166, rfc8797, rfc5666, v2-01, xcharext-02, rtrext-03)",
-            args.select
-        );
+        let specs: Vec<&str> = requirements::SPECS.iter().map(|s| s.name).collect();
+        crate::errln!("error: {:?} matches no requirement (specs: {})", args.select, specs.join(", "));
         return EXIT_USAGE;
     }
     if args.json {
@@ -513,7 +521,8 @@ fn list_requirements(args: &ListArgs) -> i32 {
     outln!();
     for r in &chosen {
         let judged: Vec<&str> = r.judged_by().collect();
-        let by = if judged.is_empty() { format!("not judged: {}", r.reason) } else { judged.join(", ") };
+        let reason = r.reason.strip_prefix("not yet judged: ").unwrap_or(&r.reason);
+        let by = if judged.is_empty() { format!("not judged: {reason}") } else { judged.join(", ") };
         let (binds, observable) = (requirements::binds_name(r.binds), requirements::observable_name(r.observable));
         outln!("{}  [{}] binds {binds}, observable {observable}: {by}", r.id, r.key_word);
         if args.verbose {

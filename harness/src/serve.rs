@@ -100,9 +100,23 @@ fn self_test(
         return fuzz_self_test(&config, session);
     }
     let mut observed = Vec::new();
+    // The reverse-direction checks judge the NFSv4.1 workload (its back channel on the
+    // connection, RFC 8167); the others the NFSv3 one, in each version.
+    let is_reverse = |c: &ClientCheck| client::reverse::CHECKS.iter().any(|r| std::ptr::eq(r, c));
+    let reverse: Vec<&ClientCheck> = checks.iter().copied().filter(|c| is_reverse(c)).collect();
+    if !reverse.is_empty() {
+        let mut runs = vec![None];
+        runs.extend(client::scenarios_of(reverse.iter().copied()).into_iter().map(Some));
+        let options = RequesterOptions { nfs4_minor: Some(1), ..RequesterOptions::default() };
+        let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
+        for e in errors {
+            crate::errln!("note: the reference requester (NFSv4.1) stopped early: {e}");
+        }
+        observed.extend(seen);
+    }
     for version in [1, 2] {
         let mine: Vec<&ClientCheck> =
-            checks.iter().copied().filter(|c| client::v2::is_v2(c) == (version == 2)).collect();
+            checks.iter().copied().filter(|c| client::v2::is_v2(c) == (version == 2) && !is_reverse(c)).collect();
         let mut runs = Vec::new();
         if mine.iter().any(|c| c.scenario.is_none()) {
             runs.push(None);
@@ -202,7 +216,12 @@ pub fn run(args: ServeArgs) -> i32 {
     // Listening, the banner comes once the address is bound (with the port it got), so a
     // listener that cannot start prints only its error.
     if !quiet && args.listen.is_none() {
-        textln!("rpcrdma-harness {} serving the embedded reference requester (grant {})", report::VERSION, args.grant);
+        let against = report::profile_clause(profile.as_ref().map(|p| p.peer.as_str()), args.expect.as_deref());
+        textln!(
+            "rpcrdma-harness {} serving the embedded reference requester (grant {}){against}",
+            report::VERSION,
+            args.grant
+        );
     }
     let (observed, peer, transport) = if args.self_test {
         (
@@ -226,8 +245,13 @@ pub fn run(args: ServeArgs) -> i32 {
         }
     };
     if !quiet {
+        // Listening, the banner (printed once bound) cannot name the profile: this line does.
+        let against = match args.listen {
+            Some(_) => report::profile_clause(profile.as_ref().map(|p| p.peer.as_str()), args.expect.as_deref()),
+            None => String::new(),
+        };
         textln!(
-            "observed {}, {}",
+            "observed {}, {}{against}",
             plural(observed.len(), "connection", "connections"),
             plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
         );
@@ -280,5 +304,5 @@ pub fn run(args: ServeArgs) -> i32 {
     if interrupted && !quiet {
         textln!("interrupted: judged what was observed before the signal");
     }
-    crate::run::close(wrote, run.totals())
+    crate::run::close(wrote, &run)
 }

@@ -59,3 +59,34 @@ pub fn received() -> Option<i32> {
 pub fn exit_code() -> Option<i32> {
     received().map(|s| 128 + s)
 }
+
+/// Set when a signal ended a blocking read ([`interruptible`]).
+static INPUT_CUT: AtomicBool = AtomicBool::new(false);
+
+/// Whether a signal ended a blocking read: the error that followed is the signal's doing,
+/// so the exit status is the signal's (143), not the error's.
+pub fn input_cut() -> bool {
+    INPUT_CUT.load(Ordering::SeqCst)
+}
+
+/// Runs `f`, a read that may block for ever (a FIFO with no writer blocks in open(2), a
+/// terminal in read(2)), on a thread of its own, and waits for it a tenth of a second at a
+/// time: the first signal ends the wait (None), where the handler alone could not, as
+/// SA_RESTART restarts a blocked read in place. The blocked thread goes with the process.
+pub fn interruptible<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = tx.send(f());
+    });
+    loop {
+        match rx.recv_timeout(std::time::Duration::from_millis(100)) {
+            Ok(v) => return Some(v),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return None,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) if INTERRUPT.load(Ordering::SeqCst) => {
+                INPUT_CUT.store(true, Ordering::SeqCst);
+                return None;
+            }
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+        }
+    }
+}

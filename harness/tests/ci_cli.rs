@@ -9,15 +9,17 @@ use serde_json::Value;
 const ONE: &str = "rfc8166/4.2.4/null-call";
 
 #[test]
-fn quiet_prints_the_closing_line_only() {
+fn quiet_prints_the_recap_and_the_closing_line_only() {
     let out = harness().args(["run", ONE, "--quiet"]).output().unwrap();
     assert_eq!(out.status.code(), Some(0));
     assert_eq!(String::from_utf8_lossy(&out.stdout), "1 passed, 0 failed, 0 skipped\n");
     let out = harness().args(["run", "write-chunks", "--fault", "pad-write-chunk", "-q"]).output().unwrap();
     assert_eq!(out.status.code(), Some(1));
     let text = String::from_utf8_lossy(&out.stdout);
-    assert_eq!(text.lines().count(), 1, "{text}");
-    assert!(text.contains(" failed, "), "{text}");
+    // The recap of the failed IDs, then the closing line (issue 24, edge 1).
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(text.lines().next().unwrap().starts_with("failed: rfc8166/"), "{text}");
+    assert!(text.lines().last().unwrap().contains(" failed, "), "{text}");
     let out = harness().args(["serve", "--self-test", "--quiet"]).output().unwrap();
     assert_eq!(String::from_utf8_lossy(&out.stdout).lines().count(), 1);
 }

@@ -258,9 +258,13 @@ fn junit_fits_the_schema_and_shows_lax_passes_and_expected_divergences() {
         let case = doc.descendants().find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some(name)).unwrap();
         case.children().filter(|c| c.has_tag_name("system-out")).map(|c| c.text().unwrap_or("").to_string()).collect()
     };
-    let div = out_of("write-chunk-no-pad");
+    // The whole check ID is the testcase's name (issue 24, edge 6), and the conversation is
+    // in its system-out, decoded and in hex.
+    let div = out_of("rfc8166/3.4.6.2/write-chunk-no-pad");
     assert!(div.contains("expected-divergence") && div.contains("pads write chunks"), "{div}");
-    assert!(out_of("msgp-refused").contains("pass-lax"));
+    let hex = div.lines().any(|l| l.trim_start().starts_with("0000  "));
+    assert!(div.contains(" ms -> ") && div.contains(" ms <- ") && hex, "{div}");
+    assert!(out_of("rfc8166/4.6.1/msgp-refused").contains("pass-lax"));
     // The run's metadata are properties of the testsuite.
     let props: Vec<_> =
         doc.descendants().filter(|n| n.has_tag_name("property")).map(|n| n.attribute("name").unwrap()).collect();

@@ -178,3 +178,37 @@ fn a_client_finding_replays_only_toward_a_requester_with_its_kernel_log() {
     assert_eq!(code, Some(2));
     assert!(err.contains("cannot be used with"), "{err}");
 }
+
+/// Issue 24, edge 5: `fuzz` follows `run`'s conventions. `--json -` puts the report on
+/// standard output (the text on standard error, no file named `-`); a report path that
+/// cannot be written fails at once, before the session; a duration too long to be meant
+/// says so.
+#[test]
+fn fuzz_follows_runs_conventions_for_reports_and_durations() {
+    let d = tmp("conventions");
+    let out = harness()
+        .current_dir(&d)
+        .args(["fuzz", "--seconds", "1", "--max-messages", "30", "--seed", "3", "--out", "out", "--json", "-"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", String::from_utf8_lossy(&out.stderr));
+    let v: Value = serde_json::from_slice(&out.stdout).expect("standard output holds the JSON report alone");
+    assert_eq!(v["seed"], 3);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("fuzzing embedded reference responder"));
+    assert!(!d.join("-").exists(), "a file named - was written");
+    // An unwritable report path: refused before a session of 60 s.
+    let started = std::time::Instant::now();
+    let out = harness().args(["fuzz", "--seconds", "60", "--json"]).arg(d.join("no/such/dir/r.json")).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(started.elapsed() < std::time::Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--json"), "{}", String::from_utf8_lossy(&out.stderr));
+    // Durations: a clear error, never "must be positive" for a positive number.
+    let out = harness().args(["fuzz", "--seconds", "1e30"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr).to_string();
+    assert!(err.contains("--seconds 1e30: at most") && !err.contains("positive"), "{err}");
+    let out = harness().args(["fuzz", "--seconds=-1"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("positive, finite"));
+    std::fs::remove_dir_all(&d).unwrap();
+}

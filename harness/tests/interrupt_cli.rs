@@ -149,3 +149,101 @@ fn serve_writes_its_reports_when_interrupted() {
         std::fs::remove_dir_all(&d).unwrap();
     }
 }
+
+/// Starts the harness, waits `after` past its first line of text, sends SIGINT or SIGTERM
+/// once, and waits for it to end; how long it took from the signal.
+fn signal_after(args: &[&str], sig: i32, after: Duration) -> (common::Finished, Duration) {
+    let mut child = Command::new(common::bin())
+        .args(args)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut out = BufReader::new(child.stdout.take().unwrap());
+    let mut first = String::new();
+    out.read_line(&mut first).unwrap();
+    std::thread::sleep(after);
+    let sent = std::time::Instant::now();
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, sig) }, 0);
+    let rest = std::thread::spawn(move || {
+        let mut s = String::new();
+        let _ = std::io::Read::read_to_string(&mut out, &mut s);
+        s
+    });
+    let mut f = wait(child, Duration::from_secs(60));
+    let took = sent.elapsed();
+    f.stdout = format!("{first}{}", rest.join().unwrap()).into_bytes();
+    (f, took)
+}
+
+/// Issue 24, edge 4: the first signal cuts the current check's wait short (a CI cancel grace
+/// is about 10 s; the check would wait its whole --timeout of 30 s), the check is skipped as
+/// interrupted rather than judged on a wait cut short, and the reports are written.
+#[test]
+fn the_first_signal_cuts_the_current_wait_short() {
+    let d = tmp("run-cut");
+    let json = d.join("r.json");
+    // drop-unsendable-reply: the responder never answers this check's call.
+    let args = [
+        "run",
+        "rfc8166/4.5.4/reply-chunk-too-small",
+        "--fault",
+        "drop-unsendable-reply",
+        "--timeout",
+        "30",
+        "--json",
+        json.to_str().unwrap(),
+    ];
+    let (f, took) = signal_after(&args, libc::SIGINT, Duration::from_millis(800));
+    assert_eq!(f.end, End::Exit(130), "{}", f.stderr());
+    assert!(took < Duration::from_secs(5), "the wait went on for {took:?} after the signal");
+    let v = report(&json);
+    assert_eq!(v["interrupted"], true);
+    let check = &v["checks"][0];
+    assert_eq!(check["status"], "skipped", "{check}");
+    assert!(check["actual"].as_str().unwrap().contains("cut the check's wait short"), "{check}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// Issue 24, edge 3: SIGTERM while an input read blocks (a FIFO nobody writes blocks in
+/// open(2)) ends the run at once with 143 and a report saying why.
+#[test]
+fn sigterm_ends_a_blocking_read() {
+    let d = tmp("run-fifo");
+    let fifo = d.join("profile.fifo");
+    let path = std::ffi::CString::new(fifo.to_str().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::mkfifo(path.as_ptr(), 0o600) }, 0);
+    let json = d.join("r.json");
+    let child = Command::new(common::bin())
+        .args(["run", "--expect", fifo.to_str().unwrap(), "--json", json.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Nothing is printed before the profile is read: give the handlers time to be installed.
+    std::thread::sleep(Duration::from_millis(800));
+    let sent = std::time::Instant::now();
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGTERM) }, 0);
+    let f = wait(child, Duration::from_secs(30));
+    assert_eq!(f.end, End::Exit(143), "{}", f.stderr());
+    assert!(sent.elapsed() < Duration::from_secs(5), "{:?}", sent.elapsed());
+    assert!(f.stderr().contains("interrupted by a signal while reading"), "{}", f.stderr());
+    let v = report(&json);
+    assert!(v["error"]["message"].as_str().unwrap().contains("interrupted by a signal"), "{v}");
+    // decode reads its input the same way: Ctrl-C ends it (SA_RESTART restarted the read).
+    let child = Command::new(common::bin())
+        .args(["decode", "--file", fifo.to_str().unwrap()])
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(800));
+    assert_eq!(unsafe { libc::kill(child.id() as libc::pid_t, libc::SIGINT) }, 0);
+    let f = wait(child, Duration::from_secs(30));
+    assert_eq!(f.end, End::Exit(130), "{}", f.stderr());
+    assert!(f.stderr().contains("interrupted by a signal while reading"), "{}", f.stderr());
+    std::fs::remove_dir_all(&d).unwrap();
+}

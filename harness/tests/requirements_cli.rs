@@ -109,6 +109,8 @@ fn the_readme_coverage_table_is_current() {
         ("v2-01", "v2-01"),
         ("xcharext-02", "xcharext-02"),
         ("rtrext-03", "rtrext-03"),
+        ("rfc8167", "RFC 8167"),
+        ("rfc8267", "RFC 8267 (6)"),
         ("all", "all"),
     ];
     for (spec, shown) in names {

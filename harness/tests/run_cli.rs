@@ -83,7 +83,14 @@ fn a_broken_peer_fails_with_details_and_exit_1() {
         .filter(|n| n.has_tag_name("failure"))
         .map(|n| n.parent().unwrap().attribute("name").unwrap().to_string())
         .collect();
-    assert!(failed.contains(&"write-chunk-no-pad".to_string()), "{failed:?}");
+    assert!(failed.contains(&"rfc8166/3.4.6.2/write-chunk-no-pad".to_string()), "{failed:?}");
+    // The failure's conversation, decoded and in hex, beside it (issue 24, edge 6).
+    let case = doc
+        .descendants()
+        .find(|n| n.has_tag_name("testcase") && n.attribute("name") == Some("rfc8166/3.4.6.2/write-chunk-no-pad"))
+        .unwrap();
+    let out: String = case.children().filter(|c| c.has_tag_name("system-out")).filter_map(|c| c.text()).collect();
+    assert!(out.contains(" ms -> ") && out.lines().any(|l| l.trim_start().starts_with("0000  ")), "{xml}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -103,7 +110,21 @@ fn profiles_expect_divergences_and_report_stale_ones() {
         .arg(&profile)
         .assert()
         .success();
-    assert_eq!(last_line(&out.get_output().stdout), "1 passed, 0 failed, 0 skipped");
+    // Counted apart, never as a pass (issue 24, edge 1); the header names the profile and
+    // the recap the diverging ID, also under --quiet.
+    let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert_eq!(last_line(&out.get_output().stdout), "0 passed, 0 failed, 0 skipped, 1 expected divergence");
+    let header = stdout.lines().next().unwrap();
+    assert!(header.contains(&format!("judged against the profile test-peer ({})", profile.display())), "{header}");
+    let quiet = harness()
+        .args(["run", "rfc8166/3.4.6.2/write-chunk-no-pad", "--fault", "pad-write-chunk", "-q", "--expect"])
+        .arg(&profile)
+        .assert()
+        .success();
+    assert_eq!(
+        String::from_utf8_lossy(&quiet.get_output().stdout),
+        "expected divergence: rfc8166/3.4.6.2/write-chunk-no-pad\n0 passed, 0 failed, 0 skipped, 1 expected divergence\n"
+    );
     // The peer no longer diverges: an unexpected pass fails the run.
     let out = harness().args(["run", "rfc8166/3.4.6.2/write-chunk-no-pad", "--expect"]).arg(&profile).assert().code(1);
     let stdout = String::from_utf8_lossy(&out.get_output().stdout).to_string();
@@ -142,7 +163,24 @@ fn serve_self_test_judges_the_reference_requester() {
     // The scenarios are played too: each active check judged, and passed.
     assert!(text.contains("✔ rfc8166/4.6.1/requester-discards-msgp"), "{text}");
     let n = rpcrdma_conformance::catalogue::client::all().count();
-    assert_eq!(last_line(&out.get_output().stdout), format!("{n} passed, 0 failed, 0 skipped"));
+    // One check judges the other reading of RFC 5666 6.2's maxrdmaread: unsupported, saying
+    // why, unless a profile chooses that reading (issue 21, section 3).
+    assert_eq!(last_line(&out.get_output().stdout), format!("{} passed, 0 failed, 0 skipped, 1 unsupported", n - 1));
+    assert!(
+        text.contains("- rfc5666/6.2/requester-no-reads-at-zero (unsupported: this check judges the ord reading"),
+        "{text}"
+    );
+    let d = tmp("readings");
+    let profile = d.join("ord.json");
+    std::fs::write(&profile, r#"{"peer": "t", "divergences": [], "readings": {"rfc5666/6.2/maxrdmaread": "ord"}}"#)
+        .unwrap();
+    let out = harness().args(["serve", "--self-test", "ccp", "--expect"]).arg(&profile).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("✔ rfc5666/6.2/requester-no-reads-at-zero (pass)"), "{text}");
+    let out = harness().args(["run", "ccp", "--expect"]).arg(&profile).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains("- rfc5666/6.2/maxrdmaread-zero (unsupported: this check judges the ird reading"), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
     harness().args(["serve"]).assert().code(2);
     harness().args(["serve", "--self-test", "--grant", "0"]).assert().code(2);
 }

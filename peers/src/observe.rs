@@ -28,6 +28,14 @@ pub enum Observed {
     /// A Send of ours completed in error (receiver not ready: no receive posted at the
     /// requester).
     SendFailed(WcStatus),
+    /// The message recorded next (a `ToRequester`) is a reverse-direction call of ours
+    /// (RFC 8167 5.1) with this RPC XID.
+    ReverseCall { xid: u32 },
+    /// A message recorded earlier (a `FromRequester`) was taken as a reverse-direction reply
+    /// (RFC 8167 5.2: its RPC msg_type is REPLY) with this rdma_xid; `matched` when it answered
+    /// an outstanding call of ours with matching XIDs and went to the upper layer (otherwise
+    /// it was discarded).
+    ReverseReply { xid: u32, matched: bool },
 }
 
 /// What the wire carried besides the messages, for packet captures.

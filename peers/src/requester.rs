@@ -1,7 +1,9 @@
 //! The reference requester: a conformant RPC-over-RDMA client workload (RFC 8166, RFC 8797)
-//! that exercises every chunk type against a responder. It stands in for a real client when
-//! the client catalogue is tested, and with [`RequesterFaults`] it misbehaves on purpose so
-//! tests can prove each client check notices.
+//! that exercises every chunk type against a responder, or (`RequesterOptions::nfs4_minor`)
+//! an NFSv4.1 client whose back channel rides the connection (RFC 8167: `requester/nfs41.rs`,
+//! `requester/reverse.rs`). It stands in for a real client when the client catalogue is
+//! tested, and with [`RequesterFaults`] it misbehaves on purpose so tests can prove each
+//! client check notices.
 
 use std::time::{Duration, Instant};
 
@@ -16,6 +18,8 @@ use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR,
 use crate::proto::Call;
 use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
+mod nfs41;
+mod reverse;
 mod v2;
 
 mod faults;
@@ -43,6 +47,14 @@ pub struct RequesterOptions {
     /// The most calls the credit window keeps outstanding at once (none: the lower of the
     /// grant and the receives posted); 1 is a single-threaded application's one call at a time.
     pub window: Option<u32>,
+    /// Speak NFSv4 of this minor version (1 or 2) with a session whose back channel rides the
+    /// connection (`requester/nfs41.rs`), instead of the NFSv3 workload.
+    pub nfs4_minor: Option<u32>,
+    /// The back channel's ca_maxrequests: the reverse-direction credits advertised and the
+    /// receives posted for them (RFC 8167 4.1, 4.3.1).
+    pub back_channel_slots: u32,
+    /// The callback program number offered in CREATE_SESSION (csa_cb_program).
+    pub cb_program: u32,
 }
 
 impl Default for RequesterOptions {
@@ -56,6 +68,9 @@ impl Default for RequesterOptions {
             version: 1,
             stop_after_first_read: false,
             window: None,
+            nfs4_minor: None,
+            back_channel_slots: 4,
+            cb_program: 0x4000_0000,
         }
     }
 }
@@ -84,6 +99,8 @@ struct Session<'c> {
     call_inline: Option<usize>,
     /// The limits CONF_RDMA returned (RFC 5666 6.2), kept for the rest of the workload.
     ccp: Option<rpcrdma_codec::ccp::ConfigRdmaReply>,
+    /// What the callback program learnt (NFSv4.1: `requester/nfs41.rs`).
+    callbacks: nfs41::Callbacks,
 }
 
 /// What a received message is to the call waiting for it.
@@ -99,6 +116,8 @@ enum Answer {
     Fallback,
     /// A Version Two backward-direction call, to answer.
     Backward,
+    /// A reverse-direction call (RFC 8167 5.1), to answer.
+    Reverse(reverse::ReverseCall),
 }
 
 impl Session<'_> {
@@ -110,7 +129,12 @@ impl Session<'_> {
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
         self.v2 = v2::Conn::new(self.options, &self.v2);
         self.learn_thresholds(conn.as_mut())?;
-        at("connect", conn.post_recv(self.receive_buffer(), self.options.credits as usize))?;
+        // Receives for the forward calls and, above them, for the reverse-direction credits
+        // (RFC 8167 4.3.1); under `no-reverse-receives`, one per call as it is sent.
+        if !self.receives_per_call() {
+            let n = self.options.credits + self.reverse_credits();
+            at("connect", conn.post_recv(self.receive_buffer(), n as usize))?;
+        }
         self.conn = Some(conn);
         // A new connection has one credit until its first reply (RFC 8166 3.3.3).
         self.grant = None;
@@ -154,20 +178,30 @@ impl Session<'_> {
 
     fn send(&mut self, step: &'static str, msg: &[u8]) -> Step<()> {
         let msg = self.v2.frame(msg);
-        let r = self.conn(step)?.send(&msg);
+        let size = self.receive_buffer();
+        let per_call = self.receives_per_call();
+        let conn = self.conn(step)?;
+        if per_call {
+            at(step, conn.post_recv(size, 1))?;
+        }
+        let r = conn.send(&msg);
         at(step, r)
     }
 
-    /// The next message before `deadline`; a receive is reposted for each one.
+    /// The next message before `deadline`; a receive is reposted for each one (none under
+    /// `no-reverse-receives`, whose receives go one per call sent).
     fn recv_until(&mut self, step: &'static str, deadline: Instant) -> Step<Vec<u8>> {
         let size = self.receive_buffer();
+        let repost = !self.receives_per_call();
         let conn = self.conn(step)?;
         let failure = loop {
             match conn.poll(deadline) {
                 Ok(Event::SendDone { status: WcStatus::Success }) => continue,
                 Ok(Event::SendDone { status }) => break Failure::SendFailed(status),
                 Ok(Event::Recv { status: WcStatus::Success, data, .. }) => {
-                    let _ = conn.post_recv(size, 1);
+                    if repost {
+                        let _ = conn.post_recv(size, 1);
+                    }
                     return Ok(data);
                 }
                 Ok(Event::Recv { status, .. }) => break Failure::ReceiveFailed(status),
@@ -190,6 +224,11 @@ impl Session<'_> {
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
         if self.v2.speaking {
             return self.v2.answer(msg, xid);
+        }
+        if self.back_channel() {
+            if let Some(c) = reverse::call(msg) {
+                return Answer::Reverse(c);
+            }
         }
         if h.xid != xid || h.vers != 1 && !f.accept_bad_version_reply {
             return Answer::Discard;
@@ -245,6 +284,7 @@ impl Session<'_> {
                         return self.agreed(step, reply);
                     }
                     Answer::Backward => self.backward(step, &reply)?,
+                    Answer::Reverse(c) => self.answer_reverse(step, c)?,
                     Answer::Fallback => {
                         self.v2.speaking = false;
                         self.send(step, msg)?;
@@ -295,7 +335,11 @@ pub fn workload(
         v2: v2::Conn::default(),
         call_inline: None,
         ccp: None,
+        callbacks: nfs41::Callbacks::default(),
     };
+    if options.nfs4_minor.is_some() {
+        return nfs41::workload(&mut s);
+    }
     s.connect()?;
 
     // NULL, and learn the grant.

@@ -42,7 +42,8 @@ fn conf_rdma(ctx: &mut Ctx) -> Judged {
     }
 }
 
-/// RFC 5666 6.2 read as the text's "RDMA Read operations by the connected peer": the
+/// RFC 5666 6.2 read as the text's "RDMA Read operations by the connected peer" (the
+/// sender's IRD, the catalogue's reading: docs/architecture.md): the
 /// maxrdmaread we send bounds the RDMA Reads the responder issues against our memory, so
 /// after zero a call whose data is in a read chunk cannot be served. Judged by the RDMA
 /// Reads the emulated fabric shows, and on any transport by the answer: a WRITE3 that took
@@ -99,7 +100,7 @@ pub static CHECKS: [Check; 2] = [
             id: "rfc5666/6.2/maxrdmaread-zero",
             judges: &["rfc5666/6.2#5"],
             acceptable: "after CONF_RDMA with maxrdmaread 0 answered SUCCESS, a WRITE whose data is in a read chunk is not served by RDMA Read: ERR_CHUNK (RFC 8166 4.5.3), an RPC or NFS error, or no answer, but no RDMA Read of the chunk and no WRITE3 NFS3_OK; unsupported when CONF_RDMA is not answered SUCCESS",
-            rationale: "A requester that says it takes no RDMA Reads (no IRD) would see its connection fail on the first one.",
+            rationale: "A requester that says it takes no RDMA Reads (no IRD) would see its connection fail on the first one. RFC 5666 6.2's maxrdmaread read as the sender's IRD (\"the RDMA incoming RDMA Read count\", \"RDMA Read operations by the connected peer\"): the catalogue's one reading (docs/architecture.md, statements read two ways).",
             groups: &["ccp"],
             broken_by: &[("ccp-maxrdmaread-ignored", Outcome::Fail)],
             precondition: None,

@@ -10,6 +10,7 @@ pub mod inline;
 pub mod private_data;
 pub mod read_chunks;
 pub mod reply_chunk;
+pub mod reverse;
 pub mod v2;
 pub mod write_chunks;
 
@@ -34,6 +35,7 @@ pub fn all() -> Vec<&'static Check> {
     v.extend(private_data::CHECKS.iter());
     v.extend(ccp::CHECKS.iter());
     v.extend(v2::CHECKS.iter());
+    v.extend(reverse::CHECKS.iter());
     v
 }
 

@@ -58,7 +58,12 @@ fn long_reply_via_reply_chunk(ctx: &mut Ctx) -> Judged {
             }
             Ok(Verdict::pass(want, format!("RDMA_NOMSG, {len} bytes through the reply chunk")))
         }
-        Body::Msg { .. } if f.len() <= 1024 => Ok(Verdict::pass(want, "the reply fit inline in 1024 bytes")),
+        // A reply that fits inline never needed the reply chunk (RFC 8166 3.5.3): the peer
+        // had no chance to overrun our receive, so nothing is judged.
+        Body::Msg { .. } if f.len() <= 1024 => Err(Verdict::inconclusive(
+            want,
+            format!("the {}-byte reply fit inline in 1024 bytes: the reply chunk was never needed", f.len()),
+        )),
         other => Err(Verdict::fail(want, other.describe())),
     }
 }
@@ -237,11 +242,11 @@ pub static CHECKS: [Check; 5] = [
         info: CheckInfo {
             id: "rfc8166/3.5.3/long-reply-via-reply-chunk",
             judges: &["rfc8166/3.5.3#1", "rfc8166/3.5.3#4", "~rfc8166/4.2.4#2", "~rfc8166/4.3.3#3"],
-            acceptable: "RDMA_NOMSG whose reply chunk, returned with the handle and offset provided, holds the RPC reply, or an inline reply that fits 1024 bytes",
+            acceptable: "RDMA_NOMSG whose reply chunk, returned with the handle and offset provided, holds the RPC reply (an inline reply that fits 1024 bytes is inconclusive)",
             rationale: "A responder that ignores the reply chunk overruns the requester's receive buffer.",
             groups: &["chunks", "reply-chunk"],
             broken_by: &[("ignore-reply-chunk", Outcome::Fail), ("reply-chunk-offset-advanced", Outcome::Fail)],
-            precondition: None,
+            precondition: Some("a reply too long for our 1024-byte receive: the READDIR of the 20-entry directory does not fit inline (a responder that returns fewer entries, so the reply fits, gives the check nothing to judge)"),
         },
         run: long_reply_via_reply_chunk,
     },

@@ -146,6 +146,8 @@ pub struct Ctx<'c> {
     /// The chunk lists of the calls we sent, by rdma_xid, to reconstruct one-sided operations
     /// a transport cannot show.
     calls: std::collections::HashMap<u32, Chunks>,
+    /// A wait ended early because the run's interrupt flag was set.
+    cut: bool,
 }
 
 impl std::fmt::Debug for Ctx<'_> {
@@ -175,7 +177,13 @@ impl<'c> Ctx<'c> {
             peer_private_data: Vec::new(),
             regions: Vec::new(),
             calls: std::collections::HashMap::new(),
+            cut: false,
         }
+    }
+
+    /// Whether a signal cut one of this check's waits short ([`RunOptions::interrupt`]).
+    pub fn cut_short(&self) -> bool {
+        self.cut
     }
 
     fn log(&mut self, direction: Direction, summary: String, bytes: &[u8]) {
@@ -383,8 +391,19 @@ impl<'c> Ctx<'c> {
     /// once, here.
     pub fn recv_until(&mut self, deadline: Instant) -> Received {
         loop {
+            // With an interrupt flag, poll a tenth of a second at a time, so a signal ends
+            // the wait at once (a CI runner's cancel grace is seconds, the timeout may be 30).
+            let slice = match self.options.interrupt {
+                Some(_) => deadline.min(Instant::now() + Duration::from_millis(100)),
+                None => deadline,
+            };
+            if self.options.interrupted() {
+                self.cut = true;
+                self.log(Direction::Event, "interrupted: the wait was cut short by a signal".into(), &[]);
+                return Received::SILENCE;
+            }
             let Some(c) = self.conn.as_deref_mut() else { return Received::Nothing(NoMessage::Disconnected) };
-            let got = match c.poll(deadline) {
+            let got = match c.poll(slice) {
                 Ok(Event::SendDone { status: WcStatus::Success }) => continue,
                 Ok(Event::SendDone { status }) => Received::Nothing(NoMessage::SendFailed(status)),
                 Ok(Event::Recv { status: WcStatus::Success, data, invalidated }) => {
@@ -396,6 +415,7 @@ impl<'c> Ctx<'c> {
                 Ok(Event::Disconnected) | Err(TransportError::Disconnected) => {
                     Received::Nothing(NoMessage::Disconnected)
                 }
+                Err(TransportError::Timeout) if Instant::now() < deadline => continue,
                 Err(TransportError::Timeout) => Received::SILENCE,
                 Err(e) => {
                     self.log(Direction::Event, format!("poll: {e}"), &[]);

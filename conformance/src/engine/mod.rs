@@ -285,6 +285,17 @@ pub struct RunOptions {
     pub root_fh: Vec<u8>,
     /// After a restart of a peer that went down, how long to wait for it to answer.
     pub restart_wait: Duration,
+    /// A flag a signal sets (the harness's SIGINT/SIGTERM): every wait for the peer then ends
+    /// within a tenth of a second, and the check under way is skipped as interrupted, not
+    /// judged on a wait cut short.
+    pub interrupt: Option<&'static AtomicBool>,
+}
+
+impl RunOptions {
+    /// Whether the interrupt flag is set.
+    pub fn interrupted(&self) -> bool {
+        self.interrupt.is_some_and(|f| f.load(std::sync::atomic::Ordering::SeqCst))
+    }
 }
 
 impl Default for RunOptions {
@@ -297,6 +308,7 @@ impl Default for RunOptions {
             credits_requested: 32,
             root_fh: ROOT_FH.to_vec(),
             restart_wait: Duration::from_secs(30),
+            interrupt: None,
         }
     }
 }
@@ -320,7 +332,19 @@ pub fn run_check(check: &'static Check, connector: &mut dyn Connector, options: 
             ))
         })
         .unwrap_or_else(|v| v);
+    let cut = ctx.cut_short();
     let (transcript, survived, sign) = ctx.finish();
+    if cut {
+        // A wait the signal ended says nothing about the peer: not judged, and no probe.
+        return CheckResult {
+            transcript,
+            duration: started.elapsed(),
+            ..CheckResult::skipped(
+                &check.info,
+                "interrupted: the signal cut the check's wait short, so it was not judged",
+            )
+        };
+    }
     CheckResult {
         check: &check.info,
         outcome: verdict.outcome,

@@ -119,6 +119,12 @@ impl Frame {
         }
     }
 
+    /// Whether this is a Version One reverse-direction call of the peer's: an RDMA_MSG whose
+    /// inline RPC message is a CALL (RFC 8167 5.1), where replies are expected.
+    pub fn is_rpc_call(&self) -> bool {
+        matches!(&self.rpc, Some(Ok(Rpc { kind: rpc::RpcKind::Call { .. }, .. })))
+    }
+
     /// The payload bytes in `range` (a range a representation recorded).
     pub fn slice(&self, range: std::ops::Range<usize>) -> &[u8] {
         &self.bytes[range]

@@ -75,6 +75,21 @@ impl Body {
     }
 }
 
+/// The role an RDMA_MSG's inline RPC message says its sender has: msg_type CALL is a
+/// requester's, REPLY a responder's, in either direction (RFC 8167 4.1: the RPC payload's
+/// call direction field tells them apart; a reverse-direction call arrives where replies are
+/// expected). None when there is no inline RPC message or its msg_type is neither.
+fn direction(m: &Message<'_>) -> Option<Role> {
+    if !matches!(m.header.body, v1::Body::Msg(_)) {
+        return None;
+    }
+    match m.payload.get(4..8)? {
+        [0, 0, 0, 0] => Some(Role::Call),
+        [0, 0, 0, 1] => Some(Role::Reply),
+        _ => None,
+    }
+}
+
 /// A Version One header.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Header {
@@ -92,6 +107,7 @@ impl Header {
     /// Decodes the header; with it, the range of an RDMA_MSG's inline payload.
     pub fn decode(bytes: &[u8], profile: &Profile, role: Role) -> Result<(Header, Option<Range<usize>>), DecodeError> {
         let m = Message::decode(bytes, profile)?;
+        let role = direction(&m).unwrap_or(role);
         let violations = Violations::of(&m, role).iter().collect();
         let payload = m.payload_offset..bytes.len();
         let body = match m.header.body {

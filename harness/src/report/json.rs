@@ -60,7 +60,7 @@ pub fn render(run: &Run<'_>) -> Value {
         "interrupted": run.interrupted,
         "started_unix": run.started_unix,
         "duration_ms": run.duration.as_secs_f64() * 1000.0,
-        "summary": { "passed": t.passed, "failed": t.failed, "skipped": t.skipped, "inconclusive": t.inconclusive, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
+        "summary": { "passed": t.passed, "expected_divergences": t.expected, "pass_lax": t.lax, "failed": t.failed, "skipped": t.skipped, "unsupported": t.unsupported, "inconclusive": t.inconclusive, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
         "checks": checks,
     });
     for (k, v) in run.meta.peer_version.json_fields() {

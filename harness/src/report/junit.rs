@@ -62,6 +62,8 @@ pub fn render(run: &Run<'_>) -> String {
         return failure(run, *code, message);
     }
     let mut t = run.totals();
+    // An unsupported check is a <skipped/> testcase too.
+    t.skipped += t.unsupported;
     // An inconclusive check is a <skipped/> testcase, or under --strict a <failure/>.
     if run.strict {
         t.failed += t.inconclusive;
@@ -97,14 +99,21 @@ pub fn render(run: &Run<'_>) -> String {
     }
     s.push_str("    </properties>\n");
     for (r, j) in run.results.iter().zip(run.judged) {
-        let (section, name) = r.check.id.rsplit_once('/').unwrap_or(("", r.check.id));
+        // The whole check ID is the name, as people search for it; the classname groups the
+        // checks by spec section (`rfc8166.4.5`).
+        let section = r.check.id.rsplit_once('/').map_or("", |(section, _)| section);
         let _ = write!(
             s,
             "    <testcase classname=\"{}\" name=\"{}\" time=\"{}\"",
             escape(&section.replace('/', ".")),
-            escape(name),
+            escape(r.check.id),
             seconds(r.duration.as_secs_f64())
         );
+        // The conversation, decoded and in hex, for the CI's test tab.
+        let out = match super::text::transcript(r, "") {
+            t if t.is_empty() => String::new(),
+            t => format!("\n      <system-out>{}</system-out>", escape(&t)),
+        };
         match j.status {
             Status::Fail | Status::UnexpectedPass => {
                 let mut msg = format!("{}: {}", j.status.name(), r.actual);
@@ -122,7 +131,7 @@ pub fn render(run: &Run<'_>) -> String {
                 );
                 let _ = writeln!(
                     s,
-                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>\n    </testcase>",
+                    ">\n      <failure message=\"{}\" type=\"{}\">{}</failure>{out}\n    </testcase>",
                     escape(&msg),
                     j.status.name(),
                     escape(&body)
@@ -131,7 +140,7 @@ pub fn render(run: &Run<'_>) -> String {
             Status::Error => {
                 let _ = writeln!(
                     s,
-                    ">\n      <error message=\"{}\" type=\"harness-error\">{}</error>\n    </testcase>",
+                    ">\n      <error message=\"{}\" type=\"harness-error\">{}</error>{out}\n    </testcase>",
                     escape(&r.actual.to_string()),
                     escape(&format!("Expected: {}\nActual: {}\n", r.expected, r.actual))
                 );
@@ -143,7 +152,7 @@ pub fn render(run: &Run<'_>) -> String {
                     format!("{}\nExpected: {}\nActual: {}\n", r.check.precondition.unwrap_or(""), r.expected, r.actual);
                 let _ = writeln!(
                     s,
-                    ">\n      <failure message=\"{}\" type=\"inconclusive\">{}</failure>\n    </testcase>",
+                    ">\n      <failure message=\"{}\" type=\"inconclusive\">{}</failure>{out}\n    </testcase>",
                     escape(&msg),
                     escape(&body)
                 );
@@ -153,14 +162,15 @@ pub fn render(run: &Run<'_>) -> String {
                 let _ = writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&msg));
             }
             Status::Unsupported | Status::Skipped => {
-                let _ =
-                    writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&r.actual.to_string()));
+                let why = j.reason.clone().unwrap_or_else(|| r.actual.to_string());
+                let _ = writeln!(s, ">\n      <skipped message=\"{}\"/>\n    </testcase>", escape(&why));
             }
             Status::PassLax | Status::ExpectedDivergence => {
                 let mut body = format!("status: {}\nActual: {}\n", j.status.name(), r.actual);
                 if let Some(reason) = &j.reason {
                     let _ = writeln!(body, "reason: {reason}");
                 }
+                body.push_str(&super::text::transcript(r, ""));
                 let _ = writeln!(s, ">\n      <system-out>{}</system-out>\n    </testcase>", escape(&body));
             }
             Status::Pass => {

@@ -86,12 +86,22 @@ impl Metadata {
     }
 }
 
-/// Totals for the closing line.
+/// Totals for the closing line: each status counted on its own, so a known divergence never
+/// reads as a pass (issue 24, edge 1).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Totals {
+    /// Plain passes.
     pub passed: usize,
+    /// Failures the profile lists (expected divergences): known non-conformance.
+    pub expected: usize,
+    /// Passes that deviate from a SHOULD (pass-lax).
+    pub lax: usize,
+    /// Failures, and unexpected passes.
     pub failed: usize,
+    /// Checks not run (interrupted, or the peer down).
     pub skipped: usize,
+    /// Checks the peer does not support (CCP, Version Two, ...).
+    pub unsupported: usize,
     /// Checks that broke (a harness defect): the peer is not judged by them.
     pub errors: usize,
     /// Of the skipped, those not run because the peer went down and did not come back.
@@ -106,7 +116,7 @@ impl Totals {
     /// Whether nothing was judged: no check passed or failed (each was skipped, unsupported
     /// or inconclusive, or none ran), so the run says nothing about the peer.
     pub fn nothing_judged(&self) -> bool {
-        self.passed == 0 && self.failed == 0 && self.errors == 0
+        self.passed + self.expected + self.lax + self.failed + self.errors == 0
     }
 }
 
@@ -115,9 +125,12 @@ impl Run<'_> {
         let mut t = Totals { strict: self.strict, ..Totals::default() };
         for j in self.judged {
             match j.status {
-                Status::Pass | Status::PassLax | Status::ExpectedDivergence => t.passed += 1,
+                Status::Pass => t.passed += 1,
+                Status::ExpectedDivergence => t.expected += 1,
+                Status::PassLax => t.lax += 1,
                 Status::Fail | Status::UnexpectedPass => t.failed += 1,
-                Status::Unsupported | Status::Skipped => t.skipped += 1,
+                Status::Unsupported => t.unsupported += 1,
+                Status::Skipped => t.skipped += 1,
                 Status::Inconclusive => t.inconclusive += 1,
                 Status::Error => t.errors += 1,
             }
@@ -128,17 +141,65 @@ impl Run<'_> {
 }
 
 /// The closing line: `N passed, N failed, N skipped` (the same words in every locale and
-/// colour setting, so CI can read it), then `, N inconclusive` when a check's precondition
-/// did not happen and `, N harness errors` when a check broke.
+/// colour setting, so CI can read it), then each other status that occurred, counted apart:
+/// `, N expected divergences, N pass-lax, N unsupported, N inconclusive, N harness errors`.
 pub fn closing_line(t: Totals) -> String {
     let mut line = format!("{} passed, {} failed, {} skipped", t.passed, t.failed, t.skipped);
-    if t.inconclusive > 0 {
-        line.push_str(&format!(", {} inconclusive", t.inconclusive));
-    }
-    if t.errors > 0 {
-        line.push_str(&format!(", {}", crate::output::plural(t.errors, "harness error", "harness errors")));
+    let others = [
+        (t.expected, "expected divergence", "expected divergences"),
+        (t.lax, "pass-lax", "pass-lax"),
+        (t.unsupported, "unsupported", "unsupported"),
+        (t.inconclusive, "inconclusive", "inconclusive"),
+        (t.errors, "harness error", "harness errors"),
+    ];
+    for (n, one, many) in others.into_iter().filter(|(n, _, _)| *n > 0) {
+        line.push_str(&format!(", {}", crate::output::plural(n, one, many)));
     }
     line
+}
+
+/// The recap that ends every run's text (also under `--quiet`), before the closing line: the
+/// IDs that failed, broke, or diverged as the profile expects, one line per status that
+/// occurred (`failed: rfc8166/4.5/short-message-discarded, ...`), so a CI log's last lines
+/// name them without scrolling.
+pub fn recap(run: &Run<'_>) -> Vec<String> {
+    let groups = [
+        (Status::Fail, "failed"),
+        (Status::UnexpectedPass, "unexpected pass (the profile lists a divergence)"),
+        (Status::Error, "harness error"),
+        (Status::ExpectedDivergence, "expected divergence"),
+    ];
+    let mut lines = Vec::new();
+    for (status, label) in groups {
+        let ids: Vec<&str> =
+            run.results.iter().zip(run.judged).filter(|(_, j)| j.status == status).map(|(r, _)| r.check.id).collect();
+        if !ids.is_empty() {
+            lines.push(format!("{label}: {}", ids.join(", ")));
+        }
+    }
+    if run.strict {
+        let ids: Vec<&str> = run
+            .results
+            .iter()
+            .zip(run.judged)
+            .filter(|(_, j)| j.status == Status::Inconclusive)
+            .map(|(r, _)| r.check.id)
+            .collect();
+        if !ids.is_empty() {
+            lines.push(format!("inconclusive (fails under --strict): {}", ids.join(", ")));
+        }
+    }
+    lines
+}
+
+/// The header's account of the profile the run is judged against: ` against the profile
+/// NAME (PATH)`, or nothing without one.
+pub fn profile_clause(name: Option<&str>, path: Option<&Path>) -> String {
+    match (name, path) {
+        (Some(n), Some(p)) => format!(", judged against the profile {n} ({})", p.display()),
+        (Some(n), None) => format!(", judged against the profile {n}"),
+        _ => String::new(),
+    }
 }
 
 /// The line that says a finished run judged nothing (see [`Totals::nothing_judged`]).
@@ -363,4 +424,46 @@ pub fn write_files(run: &Run<'_>, out: &mut Prepared) -> bool {
         }
     }
     ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Issue 24, edge 1: known non-conformance is never a pass on the closing line, and each
+    /// status is counted apart.
+    #[test]
+    fn the_closing_line_counts_each_status_apart() {
+        let t = Totals { passed: 4, expected: 1, ..Totals::default() };
+        assert_eq!(closing_line(t), "4 passed, 0 failed, 0 skipped, 1 expected divergence");
+        let t = Totals {
+            passed: 1,
+            expected: 2,
+            lax: 1,
+            failed: 1,
+            skipped: 3,
+            unsupported: 2,
+            inconclusive: 1,
+            errors: 2,
+            ..Totals::default()
+        };
+        assert_eq!(
+            closing_line(t),
+            "1 passed, 1 failed, 3 skipped, 2 expected divergences, 1 pass-lax, 2 unsupported, 1 inconclusive, 2 harness errors"
+        );
+        // An expected divergence or a lax pass judged the peer; unsupported alone did not.
+        assert!(!Totals { expected: 1, ..Totals::default() }.nothing_judged());
+        assert!(!Totals { lax: 1, ..Totals::default() }.nothing_judged());
+        assert!(Totals { unsupported: 3, skipped: 1, ..Totals::default() }.nothing_judged());
+    }
+
+    #[test]
+    fn the_header_names_the_profile() {
+        assert_eq!(profile_clause(None, None), "");
+        let p = Path::new("conformance/profiles/linux-6.12-debian13.json");
+        assert_eq!(
+            profile_clause(Some("linux-6.12"), Some(p)),
+            ", judged against the profile linux-6.12 (conformance/profiles/linux-6.12-debian13.json)"
+        );
+    }
 }

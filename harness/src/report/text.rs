@@ -59,9 +59,17 @@ pub fn line(r: &CheckResult, j: &Judged) -> String {
     if let Some(id) = r.peer.down_after {
         let _ = write!(s, ": not run, the peer went down after {id}");
     }
-    // Why nothing was judged, on the line itself: the run's one account of it.
-    if j.status == Status::Inconclusive {
-        let _ = write!(s, ": {}", r.actual);
+    // Why nothing was judged, or why the pass is lax, on the line itself: the run's one
+    // account of it.
+    // An unsupported status the judgement gave (a reading not in force) says its own why.
+    match (j.status, &j.reason) {
+        (Status::Unsupported, Some(why)) => {
+            let _ = write!(s, ": {why}");
+        }
+        (Status::Inconclusive | Status::Unsupported | Status::PassLax, _) => {
+            let _ = write!(s, ": {}", r.actual);
+        }
+        _ => {}
     }
     s.push(')');
     s
@@ -122,19 +130,74 @@ pub fn details(r: &CheckResult, j: &Judged) -> String {
         let _ = writeln!(s, "     {label}  {reason}");
     }
     s.push_str(&peer_down(r, "     "));
+    s.push_str(&transcript(r, "     "));
+    s
+}
+
+/// A check's conversation, decoded, each message with a hex dump of its first 256 bytes,
+/// each line indented by `indent` (the text report's details, JUnit's `<system-out>`).
+pub fn transcript(r: &CheckResult, indent: &str) -> String {
+    let mut s = String::new();
+    let hex_indent = format!("{indent}            ");
     for e in &r.transcript {
         let arrow = match e.direction {
             Direction::Sent => "->",
             Direction::Received => "<-",
             Direction::Event => "..",
         };
-        let _ = writeln!(s, "     {:>8.3} ms {arrow} {}", e.at.as_secs_f64() * 1000.0, e.summary);
+        let _ = writeln!(s, "{indent}{:>8.3} ms {arrow} {}", e.at.as_secs_f64() * 1000.0, e.summary);
         if !e.bytes.is_empty() {
-            s.push_str(&hex_dump(&e.bytes[..e.bytes.len().min(256)], "                 "));
+            s.push_str(&hex_dump(&e.bytes[..e.bytes.len().min(256)], &hex_indent));
             if e.bytes.len() > 256 {
-                let _ = writeln!(s, "                 ... {} bytes in all", e.bytes.len());
+                let _ = writeln!(s, "{hex_indent}... {} bytes in all", e.bytes.len());
             }
         }
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpcrdma_conformance::engine::{CheckInfo, Outcome};
+    use rpcrdma_conformance::expectations::judge;
+
+    static INFO: CheckInfo = CheckInfo {
+        id: "rfc5666/6.2/conf-rdma",
+        judges: &[],
+        acceptable: "",
+        rationale: "",
+        groups: &[],
+        broken_by: &[],
+        precondition: None,
+    };
+
+    fn result(outcome: Outcome, actual: &str) -> CheckResult {
+        CheckResult {
+            check: &INFO,
+            outcome,
+            expected: "x".into(),
+            actual: actual.to_string().into(),
+            connection_survived: None,
+            transcript: Vec::new(),
+            duration: std::time::Duration::ZERO,
+            peer: Default::default(),
+        }
+    }
+
+    /// Issue 24, edge 1: an unsupported or pass-lax line says why; a plain pass does not.
+    #[test]
+    fn unsupported_and_lax_lines_say_why() {
+        for (outcome, why) in [
+            (Outcome::Unsupported, "PROG_UNAVAIL: the peer does not implement CCP"),
+            (Outcome::PassLax, "no ERR_CHUNK (SHOULD)"),
+            (Outcome::Inconclusive, "no call followed"),
+        ] {
+            let r = result(outcome, why);
+            let l = line(&r, &judge(&r, false, None));
+            assert!(l.ends_with(&format!(": {why})")), "{l}");
+        }
+        let r = result(Outcome::Pass, "fine");
+        assert!(!line(&r, &judge(&r, false, None)).contains("fine"));
+    }
 }

@@ -111,6 +111,32 @@ crate::fault_switches! {
         /// Look for the responder's private data at offset 0 only (RFC 8797 5.2: it is searched
         /// for at any offset).
         private_data_offset_zero_only = "private-data-offset-zero-only",
+        /// Post receives only for the forward calls outstanding, none for the back channel
+        /// (RFC 8167 4.3.1: enough additional receives to match the reverse-direction credits).
+        no_reverse_receives = "no-reverse-receives",
+        /// Offer a back channel whose ca_maxrequestsize is four times the receive size while
+        /// taking no chunks in the reverse direction (RFC 8267 6.5.2: a larger value says Long
+        /// Calls are supported).
+        oversized_back_channel = "oversized-back-channel",
+        /// Leave reverse-direction calls unanswered.
+        ignore_reverse_calls = "ignore-reverse-calls",
+        /// A reverse-direction reply with rdma_vers 2 (RFC 8167 5.2: the call's rdma_vers).
+        reverse_reply_bad_version = "reverse-reply-bad-version",
+        /// A reverse-direction reply whose rdma_xid is the call's XID plus one (RFC 8167 5.2:
+        /// a copy of the call's XID, and the RPC reply starts with the same).
+        reverse_reply_xid_mismatch = "reverse-reply-xid-mismatch",
+        /// A reverse-direction reply whose RPC msg_type is CALL (RFC 8167 5.2: REPLY).
+        reverse_reply_as_call = "reverse-reply-as-call",
+        /// Reverse-direction replies granting 0 credits, as if the field were a request the
+        /// reply has none to make (RFC 8167 4.1: it is the reverse-direction credits granted,
+        /// which work as in the forward direction, where RFC 8166 3.3.1 forbids 0).
+        reverse_zero_credit = "reverse-zero-credit",
+        /// Answer a reverse-direction call that carries chunks as if it had none (RFC 8167 5.3:
+        /// a responder that supports no chunks MUST reply ERR_CHUNK).
+        reverse_chunks_accepted = "reverse-chunks-accepted",
+        /// Close the connection while holding a delegation, and reconnect only to return it
+        /// (RFC 8167 5.4: SHOULD maintain a connection while the server may send callbacks).
+        drop_with_delegation = "drop-with-delegation",
     }
 }
 
@@ -160,5 +186,14 @@ impl RequesterFaults {
         ("v2-xmtreq-optdir-reply", &["v2-01/4.2.2#3"]),
         ("v2-initxch-optdir-reply", &["v2-01/4.2.2#4"]),
         ("v2-reconnect-after-negotiation", &["v2-01/5.2#1"]),
+        ("no-reverse-receives", &["rfc8267/6.5.2#1"]),
+        ("oversized-back-channel", &["rfc8267/6.5.2#1"]),
+        ("ignore-reverse-calls", &["rfc8267/6.5.2#1"]),
+        ("reverse-reply-bad-version", &["rfc8167/5.2#1"]),
+        ("reverse-reply-xid-mismatch", &["rfc8167/5.2#2"]),
+        ("reverse-reply-as-call", &["rfc8167/5.2#2"]),
+        ("reverse-zero-credit", &["rfc8267/6.5.2#1"]),
+        ("reverse-chunks-accepted", &["rfc8167/5.3#2"]),
+        ("drop-with-delegation", &["rfc8167/5.4#1"]),
     ];
 }

@@ -226,6 +226,32 @@ crate::fault_switches! {
         /// NFSv4 COMPOUND) stay inline and their write chunks come back unused (RFC 8166
         /// 4.3.2.2: a subsequent item MUST be placed in the unconsumed write chunk).
         later_items_inline = "later-items-inline",
+        /// Reverse-direction calls carry rdma_vers 2 on a Version One connection (RFC 8167
+        /// 5.1: the same value as forward-direction calls).
+        reverse_call_vers_2 = "reverse-call-vers-2",
+        /// Reverse-direction calls carry the RPC XID with its low bit flipped in rdma_xid
+        /// (RFC 8167 5.1: the RPC call header MUST start with the same XID).
+        reverse_call_xid_mismatch = "reverse-call-xid-mismatch",
+        /// Reverse-direction calls say msg_type REPLY in their RPC header (RFC 8167 5.1:
+        /// MUST contain CALL).
+        reverse_call_reply_type = "reverse-call-reply-type",
+        /// Send every queued reverse-direction call at once, ignoring the reverse-direction
+        /// credits the requester granted (RFC 8167 4.1; RFC 8166 3.3.1).
+        reverse_call_over_credits = "reverse-call-over-credits",
+        /// Send every reverse-direction call as a Long call (RDMA_NOMSG, position-zero read
+        /// chunk) although it fits inline (RFC 8267 6.5.2: only Short messages unless the back
+        /// channel's ca_maxrequestsize exceeds the inline threshold).
+        reverse_call_long = "reverse-call-long",
+        /// Treat a reverse-direction reply as a forward call: it gets ERR_CHUNK (RFC 8167 4.1,
+        /// 5.2: msg_type REPLY marks a reply, which no one answers).
+        reverse_reply_answered = "reverse-reply-answered",
+        /// The NFSv4.1 server sends CB_NULL at EXCHANGE_ID, on a connection no back channel
+        /// was offered on (RFC 8881 2.10.3.1; RFC 8167 6: only after CREATE_SESSION or
+        /// BIND_CONN_TO_SESSION offered one).
+        cb_before_back_channel = "cb-before-back-channel",
+        /// The NFSv4.1 server sends, once the back channel is granted, a CB_COMPOUND larger
+        /// than its ca_maxrequestsize (RFC 8881 18.36.3; RFC 8267 6.5.2).
+        cb_large_call = "cb-large-call",
     }
 }
 
@@ -340,6 +366,15 @@ impl Faults {
         ("v2-group-out-of-order", &["rtrext-03/4.2#1"]),
         ("v2-group-interleaved", &["rtrext-03/4.2#1"]),
         ("v2-cont-wrong-xid", &["rtrext-03/9.4#1"]),
+        ("reverse-call-vers-2", &["rfc8167/5.1#1"]),
+        ("reverse-call-xid-mismatch", &["rfc8167/5.1#2"]),
+        ("reverse-call-reply-type", &["rfc8167/5.1#2"]),
+        ("reverse-call-over-credits", &["rfc8167/4.1#1"]),
+        ("reverse-call-long", &["rfc8267/6.5.2#2"]),
+        // Answering a reverse-direction reply takes it for a call: not RFC 8167's approach,
+        // which tells the two apart by msg_type (4.1, 5.2).
+        ("reverse-reply-answered", &["rfc8267/6.5.2#1"]),
+        ("cb-before-back-channel", &["rfc8167/6#1"]),
     ];
 }
 

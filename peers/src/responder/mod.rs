@@ -9,6 +9,7 @@ pub mod faults;
 mod misuse;
 pub mod recorded;
 pub mod reply_fuzz;
+pub mod reverse;
 pub mod script;
 mod stop;
 pub mod v2;
@@ -73,11 +74,21 @@ impl Responder {
         }
     }
 
-    /// The embedded reference peer: NFSv3 over a fresh in-memory tree and CCP, per connection.
+    /// The embedded reference peer: NFSv3 and NFSv4.0 over a fresh in-memory tree and CCP, per
+    /// connection; NFSv4.1/4.2 over state all its connections share.
     pub fn reference(config: Config) -> Self {
         let ccp = crate::ulp::CcpServer { empty_reply: config.faults.ccp_empty_reply, ..Default::default() };
         let ccp = config.scenario.map_or(ccp, |s| s.ccp(ccp));
-        let ulp: UlpFactory = Arc::new(move || Box::new(crate::ulp::Programs::reference(ccp)) as Box<dyn UpperLayer>);
+        // NFSv4.1/4.2 state spans the connections (a back channel, a second client's OPEN).
+        let f = &config.faults;
+        let v41 = crate::ulp::nfs41::Shared::new(crate::ulp::nfs41::Faults {
+            cb_before_back_channel: f.cb_before_back_channel,
+            cb_large_call: f.cb_large_call,
+        });
+        let ulp: UlpFactory = Arc::new(move || {
+            let nfs = crate::ulp::NfsServer::new().with_v41(&v41);
+            Box::new(crate::ulp::Programs::reference_with(ccp, nfs)) as Box<dyn UpperLayer>
+        });
         Self::new(config, ulp)
     }
 
@@ -210,6 +221,8 @@ pub(crate) struct Session<'a> {
     target: Option<u32>,
     /// The grant of every reply, once a scenario changed it.
     scripted_grant: Option<u32>,
+    /// The reverse direction (RFC 8167): calls queued and outstanding, the reverse grant.
+    reverse: reverse::State,
 }
 
 impl<'a> Session<'a> {
@@ -268,6 +281,7 @@ impl<'a> Session<'a> {
             played: Arc::default(),
             target: None,
             scripted_grant: None,
+            reverse: reverse::State::default(),
         }
     }
 
@@ -315,6 +329,11 @@ impl<'a> Session<'a> {
                         if !self.conn.is_connected() {
                             return;
                         }
+                        // Idle: the upper layer's reverse-direction calls go out now.
+                        if let Err(stop) = reverse::pump(self) {
+                            self.observe(observe::Observed::Stopped(stop.to_string()));
+                            return;
+                        }
                         continue;
                     }
                     Err(_) => return,
@@ -329,7 +348,7 @@ impl<'a> Session<'a> {
                     if self.wedged {
                         continue;
                     }
-                    if let Err(stop) = self.handle(&data) {
+                    if let Err(stop) = self.handle(&data).and_then(|()| reverse::pump(self)) {
                         self.record_failed_sends();
                         self.observe(observe::Observed::Stopped(stop.to_string()));
                         return;
@@ -428,6 +447,10 @@ impl<'a> Session<'a> {
 
     /// Handles one received message; Err means the connection is unusable.
     fn handle(&mut self, data: &[u8]) -> Result<(), Stop> {
+        // An RDMA_ERROR ends the reverse-direction call of ours it answers (RFC 8167 5.3).
+        if reverse::on_error(self, data) {
+            return reverse::pump(self);
+        }
         // RFC 8166 4.5: shorter than a minimal header: the XID cannot be trusted; discard.
         if data.len() < MIN_HEADER_LEN && !self.config.faults.answer_short_messages {
             return Ok(());
@@ -464,6 +487,10 @@ impl<'a> Session<'a> {
             // RFC 8166 4.6.1: Responders SHOULD reply ERR_CHUNK.
             Body::MsgP { .. } => return self.send_err_chunk(fixed.xid),
             Body::Msg(_) | Body::NoMsg(_) => {}
+        }
+        // RFC 8167 4.1, 5.2: msg_type REPLY marks a reverse-direction reply, never a call.
+        if reverse::is_reply(&msg) && !reverse::routes_to_forward(self) {
+            return reverse::on_reply(self, &fixed, &msg);
         }
         if self.crashes_on(msg.header.body.chunks().expect("MSG or NOMSG")) {
             self.down.store(true, Ordering::SeqCst);

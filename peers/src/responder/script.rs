@@ -5,7 +5,7 @@
 //! data, or answers CCP with small limits. With no scenario the responder's path is untouched.
 //! A Version Two scenario ([`Scenario::version_two`]) plays on a Version Two call instead.
 
-use rpcrdma_codec::chunk::ChunkLists;
+use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
@@ -109,6 +109,15 @@ scenarios! {
         /// Our private data after [`OTHER_PRIVATE_DATA`], 5 octets of another layer's (RFC
         /// 8797 5.2: the identifier is searched for at any offset). No reply is replaced.
         CmIdentifierAtOffset = "cm-identifier-at-offset",
+        /// Reverse direction (RFC 8167 4.3.1): once the requester's first reverse-direction
+        /// reply on the connection granted N reverse-direction credits (4.1), N CB_NULL calls
+        /// at once ([`Scenario::reverse_calls`]). No reply is replaced.
+        ReverseBurst = "reverse-burst",
+        /// Reverse direction (RFC 8167 5.3): after the requester's first reverse-direction
+        /// reply on the connection, one CB_NULL call carrying a write list
+        /// ([`Scenario::reverse_calls`]): a requester that takes no chunks in the reverse
+        /// direction answers ERR_CHUNK. No reply is replaced.
+        ReverseChunks = "reverse-chunks",
     }
 }
 
@@ -130,6 +139,13 @@ pub const UNKNOWN_PROC: u32 = 5;
 /// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
 pub const UNKNOWN_ERR: u32 = 3;
 
+/// The most reverse-direction calls `reverse-burst` sends at once, whatever the grant.
+pub const MAX_REVERSE_BURST: u32 = 64;
+
+/// The write chunk `reverse-chunks` offers with its CB_NULL: one 64-byte segment of memory
+/// the responder never registered (a requester that supports no chunks never touches it).
+pub const REVERSE_CHUNK: Segment = Segment::new(0x0bad_c0de, 64, 0x7e00_0000_0000);
+
 /// The NFSv4 callback program (RFC 8881 20) and CB_NULL: a backward call any requester that
 /// supports the backward direction can answer (PROG_UNAVAIL, if it serves no callback).
 const CB_PROGRAM: u32 = 0x4000_0000;
@@ -146,6 +162,57 @@ fn is_nfs3_read(inline_payload: &[u8]) -> bool {
 impl Scenario {
     /// The XID of `v2-backward-call`'s call, from the responder's own XID space (v2-01 4.2.2).
     pub const BACKWARD_XID: u32 = 0xb0c0_0001;
+
+    /// The XID of the first call a reverse-direction scenario sends, from the responder's own
+    /// XID space (RFC 8167 2.4); the others follow it.
+    pub const REVERSE_XID: u32 = 0xb0c1_0000;
+
+    /// Whether the scenario plays in the reverse direction (RFC 8167): it sends calls of its
+    /// own ([`Scenario::reverse_calls`]) after the requester's first reverse-direction reply on
+    /// the connection, and replaces no reply.
+    pub fn reverse_direction(self) -> bool {
+        matches!(self, Scenario::ReverseBurst | Scenario::ReverseChunks)
+    }
+
+    /// Whether `xid` is one of a reverse-direction scenario's calls (their replies belong to
+    /// no upper layer).
+    pub fn is_reverse_xid(xid: u32) -> bool {
+        (Self::REVERSE_XID..Self::REVERSE_XID + MAX_REVERSE_BURST).contains(&xid)
+    }
+
+    /// What a reverse-direction scenario sends at once after the requester's first
+    /// reverse-direction reply on the connection: `first` is the reverse-direction call that
+    /// reply answered (the whole message, as sent), `granted` the reply's rdma_credit (the
+    /// reverse-direction credits the requester granted, RFC 8167 4.1). Each is a CB_NULL of
+    /// `first`'s program in an RDMA_MSG of `first`'s rdma_vers (5.1), requesting `granted`
+    /// credits: `reverse-burst` sends `granted` of them (at most [`MAX_REVERSE_BURST`]),
+    /// `reverse-chunks` one with [`REVERSE_CHUNK`] as its write list (5.3). Nothing for the
+    /// other scenarios, or when `first` carries no RPC call inline.
+    pub fn reverse_calls(self, first: &[u8], granted: u32) -> Vec<Vec<u8>> {
+        let Ok(m) = Message::decode(first, &Profile::default()) else { return Vec::new() };
+        let Ok(RpcMessage { header: RpcHeader::Call(c), .. }) = RpcMessage::decode(m.payload) else {
+            return Vec::new();
+        };
+        let call = |xid: u32| {
+            let rpc = CallHeader::new(xid, c.prog, c.vers, 0).encode_to_vec();
+            (rpc, HeaderBuilder::msg(xid, granted).raw_vers(m.header.vers))
+        };
+        match self {
+            Scenario::ReverseBurst => (0..granted.clamp(1, MAX_REVERSE_BURST))
+                .map(|i| {
+                    let (rpc, b) = call(Self::REVERSE_XID + i);
+                    [b.encode_to_vec(), rpc].concat()
+                })
+                .collect(),
+            Scenario::ReverseChunks => {
+                let (rpc, b) = call(Self::REVERSE_XID);
+                let chunk = [REVERSE_CHUNK];
+                let writes: [&[Segment]; 1] = [&chunk];
+                vec![[b.write_list(&writes).encode_to_vec(), rpc].concat()]
+            }
+            _ => Vec::new(),
+        }
+    }
 
     /// Whether the scenario plays on a Version Two call (the others play on Version One).
     pub fn version_two(self) -> bool {
@@ -199,7 +266,7 @@ impl Scenario {
 
     /// Whether the scenario replaces a reply (the others play on the CM exchange or CCP).
     pub fn replaces_reply(self) -> bool {
-        self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits
+        self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits && !self.reverse_direction()
     }
 
     /// Whether the scenario returns the call's write chunk misused (see `misuse.rs`).
@@ -283,7 +350,7 @@ impl Scenario {
             | Scenario::CmChangeOnReconnect
             | Scenario::CmIdentifierAtOffset => reply.to_vec(),
             Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
-            Scenario::CcpLimits => reply.to_vec(),
+            Scenario::CcpLimits | Scenario::ReverseBurst | Scenario::ReverseChunks => reply.to_vec(),
             Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
                 super::misuse::rewrite(self, reply).unwrap_or_else(|| reply.to_vec())
             }
@@ -368,6 +435,35 @@ mod tests {
         assert!(!Scenario::Reply1024.targets(&read, &none));
         let big = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 1024)).rpc_bytes();
         assert!(Scenario::Reply1024.targets(&big, &none));
+    }
+
+    #[test]
+    fn reverse_scenarios_send_cb_nulls_after_the_first_reverse_reply() {
+        // The first reverse-direction call: rdma_vers 1, CB_NULL of program 0x40000123.
+        let rpc = CallHeader::new(7, 0x4000_0123, 1, 0).encode_to_vec();
+        let first = [HeaderBuilder::msg(7, 8).encode_to_vec(), rpc].concat();
+        let burst = Scenario::ReverseBurst.reverse_calls(&first, 3);
+        assert_eq!(burst.len(), 3);
+        for (i, m) in burst.iter().enumerate() {
+            let msg = Message::decode(m, &Profile::default()).unwrap();
+            let xid = Scenario::REVERSE_XID + i as u32;
+            assert_eq!((msg.header.xid, msg.header.vers, msg.header.credit), (xid, 1, 3));
+            assert!(msg.header.body.chunks().unwrap().is_empty());
+            let RpcMessage { header: RpcHeader::Call(c), .. } = RpcMessage::decode(msg.payload).unwrap() else {
+                panic!("not a call")
+            };
+            assert_eq!((c.xid, c.prog, c.vers, c.proc_), (xid, 0x4000_0123, 1, 0));
+            assert!(Scenario::is_reverse_xid(xid));
+        }
+        assert_eq!(Scenario::ReverseBurst.reverse_calls(&first, 1000).len(), MAX_REVERSE_BURST as usize);
+        let chunked = Scenario::ReverseChunks.reverse_calls(&first, 3);
+        let msg = Message::decode(&chunked[0], &Profile::default()).unwrap();
+        let lists = msg.header.body.chunks().unwrap();
+        assert_eq!((chunked.len(), lists.writes.chunks().count(), lists.reads.is_empty()), (1, 1, true));
+        assert!(Scenario::ShortReply.reverse_calls(&first, 3).is_empty());
+        assert!(!Scenario::ReverseBurst.replaces_reply() && !Scenario::ReverseChunks.replaces_reply());
+        // A forward reply as `first`: nothing to imitate.
+        assert!(Scenario::ReverseBurst.reverse_calls(&HeaderBuilder::msg(7, 8).encode_to_vec(), 3).is_empty());
     }
 
     #[test]

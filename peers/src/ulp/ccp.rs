@@ -85,8 +85,13 @@ impl Programs {
 
     /// The reference responder's programs: NFSv3 and NFSv4 over a fresh tree, and CCP.
     pub fn reference(ccp: CcpServer) -> Self {
+        Programs::reference_with(ccp, super::NfsServer::new())
+    }
+
+    /// The reference responder's programs with `nfs` as the NFS program.
+    pub fn reference_with(ccp: CcpServer, nfs: super::NfsServer) -> Self {
         Programs::new()
-            .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(super::NfsServer::new()))
+            .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(nfs))
             .with(rpcrdma_codec::ccp::PROGRAM, Box::new(ccp))
     }
 }
@@ -108,6 +113,17 @@ impl UpperLayer for Programs {
 
     fn peer_max_rdma_reads(&self) -> Option<u32> {
         self.programs.iter().find_map(|(_, u)| u.peer_max_rdma_reads())
+    }
+
+    fn take_reverse_calls(&mut self) -> Vec<Vec<u8>> {
+        self.programs.iter_mut().flat_map(|(_, u)| u.take_reverse_calls()).collect()
+    }
+
+    fn reverse_reply(&mut self, msg: &[u8]) {
+        // Each program ignores the replies to calls it did not make.
+        for (_, u) in self.programs.iter_mut() {
+            u.reverse_reply(msg);
+        }
     }
 }
 

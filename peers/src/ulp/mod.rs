@@ -1,6 +1,8 @@
 //! Upper layers served by the reference responder: a small NFSv3 server ([`Nfs3Server`]) over
 //! an in-memory tree ([`tree`]), NFSv4.0 COMPOUND with PUTFH and READ over the same tree
-//! ([`nfs4`], both versions behind [`NfsServer`]), and [`NullServer`], which answers only NULL.
+//! ([`nfs4`], both versions behind [`NfsServer`]), NFSv4.1 and 4.2 with sessions, a back
+//! channel and read delegations ([`nfs41`], minor versions 1 and 2 behind [`NfsServer`]), and
+//! [`NullServer`], which answers only NULL.
 //!
 //! An upper layer sees unreduced argument bytes and returns its results split around their
 //! DDP-eligible items (RFC 8267 4: at most one in NFSv3; 6.4.1: one per READ in an NFSv4
@@ -11,6 +13,7 @@
 pub mod ccp;
 pub mod nfs3;
 pub mod nfs4;
+pub mod nfs41;
 pub mod tree;
 
 pub use ccp::{CcpServer, Programs};
@@ -113,6 +116,18 @@ pub trait UpperLayer: Send {
     fn peer_max_rdma_reads(&self) -> Option<u32> {
         None
     }
+
+    /// Reverse-direction calls (RFC 8167) the upper layer wants sent to the requester over
+    /// this connection now: whole RPC call messages (the XID is the upper layer's, from its
+    /// own XID space, RFC 8167 4.2). The responder asks after each forward call it answers
+    /// and while the connection is idle; it frames and sends them (RFC 8167 5.1).
+    fn take_reverse_calls(&mut self) -> Vec<Vec<u8>> {
+        Vec::new()
+    }
+
+    /// A reverse-direction reply arrived on this connection: the whole RPC reply message
+    /// (RFC 8167 5.2). Replies to calls the upper layer never made are its to ignore.
+    fn reverse_reply(&mut self, _msg: &[u8]) {}
 }
 
 /// Answers procedure 0 (NULL) of any program and version with empty results; any other

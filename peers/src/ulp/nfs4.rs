@@ -6,8 +6,8 @@
 //!
 //! Choices RFC 7530 leaves open: no state is ever created, so READ takes only the anonymous
 //! and the READ-bypass stateids (others are NFS4ERR_BAD_STATEID); the handles are NFSv3's
-//! (as on Linux), so PUTROOTFH is the export root; another minor version than 0 is
-//! NFS4ERR_MINOR_VERS_MISMATCH with no results; any other operation of minor version 0 is
+//! (as on Linux), so PUTROOTFH is the export root; minor versions 1 and 2 go to [`nfs41`];
+//! another minor version than 0, 1 or 2 is NFS4ERR_MINOR_VERS_MISMATCH with no results; any other operation of minor version 0 is
 //! NFS4ERR_NOTSUPP, any other number OP_ILLEGAL; an operation whose arguments do not decode
 //! is NFS4ERR_BADXDR; each of those ends the COMPOUND (RFC 7530 15.2). The only DDP-eligible
 //! arguments (RFC 8267 6.1: WRITE4args data, NF4LNK linkdata) belong to operations not
@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 use rpcrdma_codec::xdr::{pad4, Reader};
 
 use super::nfs3::{Nfs3Server, MAX_READ};
+use super::nfs41;
 use super::tree::{NodeId, Tree};
 use super::{LaterItem, UlpOutcome, UlpResults, UpperLayer};
 use crate::proto::nfs3::NFS_V3;
@@ -30,10 +31,12 @@ const OP_WRITE: u32 = 38;
 /// createtype4 NF4LNK (RFC 7531).
 const NF4LNK: u32 = 5;
 
-/// The NFS program, versions 3 and 4, over one tree.
+/// The NFS program, versions 3 and 4 (minor version 0 over the NFSv3 tree; minor versions 1
+/// and 2 over the [`nfs41::Shared`] state this connection joins).
 #[derive(Debug, Clone, Default)]
 pub struct NfsServer {
     v3: Nfs3Server,
+    v41: nfs41::Conn,
 }
 
 impl NfsServer {
@@ -44,7 +47,19 @@ impl NfsServer {
 
     /// A server over a tree shared with others.
     pub fn shared(tree: Arc<Mutex<Tree>>) -> Self {
-        NfsServer { v3: Nfs3Server::shared(tree) }
+        NfsServer { v3: Nfs3Server::shared(tree), v41: nfs41::Conn::default() }
+    }
+
+    /// This server, its NFSv4.1/4.2 side a new connection to `state` (shared by every
+    /// connection of a responder, so sessions, delegations and back channels span them).
+    pub fn with_v41(mut self, state: &nfs41::Shared) -> Self {
+        self.v41 = state.connect();
+        self
+    }
+
+    /// This server's NFSv4.1/4.2 connection.
+    pub fn v41(&self) -> &nfs41::Conn {
+        &self.v41
     }
 
     /// The tree this server serves.
@@ -62,6 +77,8 @@ impl UpperLayer for NfsServer {
             NFS_V3 => self.v3.call(prog, vers, proc_, args),
             NFS_V4 => match proc_ {
                 NFSPROC4_NULL => UlpOutcome::Success(UlpResults::default()),
+                // Minor versions 1 and 2 (RFC 8881, RFC 7862); 0 below.
+                NFSPROC4_COMPOUND if matches!(minor_version(args), Some(1 | 2)) => self.v41.compound(args),
                 NFSPROC4_COMPOUND => {
                     let tree = self.v3.tree();
                     // The tree is valid between operations, so a poisoned lock is still usable.
@@ -78,8 +95,27 @@ impl UpperLayer for NfsServer {
         if vers != NFS_V4 {
             return self.v3.ddp_eligible_arg(prog, vers, proc_, args, offset);
         }
-        prog == NFS_PROGRAM && proc_ == NFSPROC4_COMPOUND && eligible_arg_at(args, offset).unwrap_or(false)
+        let eligible = match minor_version(args) {
+            Some(1 | 2) => nfs41::eligible_arg_at(args, offset),
+            _ => eligible_arg_at(args, offset),
+        };
+        prog == NFS_PROGRAM && proc_ == NFSPROC4_COMPOUND && eligible.unwrap_or(false)
     }
+
+    fn take_reverse_calls(&mut self) -> Vec<Vec<u8>> {
+        self.v41.take_reverse_calls()
+    }
+
+    fn reverse_reply(&mut self, msg: &[u8]) {
+        self.v41.reverse_reply(msg)
+    }
+}
+
+/// COMPOUND4args' minorversion, after the tag.
+fn minor_version(args: &[u8]) -> Option<u32> {
+    let mut r = Reader::new(args);
+    r.opaque("tag", u32::MAX).ok()?;
+    r.u32("minorversion").ok()
 }
 
 /// Whether byte `offset` of COMPOUND4args starts a WRITE's data or a CREATE's NF4LNK
@@ -110,12 +146,12 @@ fn eligible_arg_at(args: &[u8], offset: usize) -> Option<bool> {
 }
 
 /// Appends an XDR unsigned int.
-fn put(v: &mut Vec<u8>, x: u32) {
+pub(super) fn put(v: &mut Vec<u8>, x: u32) {
     v.extend_from_slice(&x.to_be_bytes());
 }
 
 /// Appends an XDR variable-length opaque.
-fn put_opaque(v: &mut Vec<u8>, b: &[u8]) {
+pub(super) fn put_opaque(v: &mut Vec<u8>, b: &[u8]) {
     put(v, b.len() as u32);
     v.extend_from_slice(b);
     v.resize(v.len() + pad4(b.len()), 0);
@@ -123,14 +159,14 @@ fn put_opaque(v: &mut Vec<u8>, b: &[u8]) {
 
 /// COMPOUND4res being built: the inline bytes between DDP-eligible items, and the items.
 #[derive(Default)]
-struct Builder {
+pub(super) struct Builder {
     /// `inline[k]` precedes `items[k]`; the last entry follows the last item.
     inline: Vec<Vec<u8>>,
     items: Vec<Vec<u8>>,
 }
 
 impl Builder {
-    fn bytes(&mut self) -> &mut Vec<u8> {
+    pub(super) fn bytes(&mut self) -> &mut Vec<u8> {
         if self.inline.len() == self.items.len() {
             self.inline.push(Vec::new());
         }
@@ -138,13 +174,13 @@ impl Builder {
     }
 
     /// An item after its length word, which the caller put inline.
-    fn item(&mut self, data: &[u8]) {
+    pub(super) fn item(&mut self, data: &[u8]) {
         self.bytes();
         self.items.push(data.to_vec());
     }
 
     /// The results, `prefix` (COMPOUND4res's status, tag and count) first.
-    fn finish(mut self, prefix: Vec<u8>) -> UlpResults {
+    pub(super) fn finish(mut self, prefix: Vec<u8>) -> UlpResults {
         self.bytes();
         let mut inline = self.inline.into_iter();
         let mut items = self.items.into_iter();

@@ -119,9 +119,10 @@ pub static CHECKS: [ClientCheck; 2] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc5666/6.2/requester-no-reads-at-zero",
-            judges: &["rfc5666/6.2#5"],
+            // In part: it judges the other reading of maxrdmaread (expectations::READINGS).
+            judges: &["~rfc5666/6.2#5"],
             acceptable: "after CONF_RDMA returns maxrdmaread 0, no call with a read chunk on that connection; no CONF_RDMA is unsupported",
-            rationale: "A server that allows no RDMA Read cannot fetch a read chunk: such a call cannot be served.",
+            rationale: "A server that allows no RDMA Read cannot fetch a read chunk: such a call cannot be served. This judges the other reading of RFC 5666 6.2's maxrdmaread (ORD: a responder's 0 counts the RDMA Reads it can issue, and \"the peer MUST NOT issue requests that require RDMA Read\" binds the requester); under the catalogue's reading (IRD: docs/architecture.md, statements read two ways) a responder's 0 bounds RDMA Reads a Version One requester never issues, so this check is unsupported unless the peer's profile chooses the ORD reading (\"readings\": {\"rfc5666/6.2/maxrdmaread\": \"ord\"}).",
             groups: &["client", "scenario", "ccp", "read-chunks"],
             broken_by: &[("ignore-ccp-limits", Outcome::Fail)],
             precondition: None,

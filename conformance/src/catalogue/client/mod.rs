@@ -15,6 +15,7 @@ pub mod credits;
 pub mod inline;
 pub mod misuse;
 pub mod reduction;
+pub mod reverse;
 pub mod scenarios;
 mod served;
 pub mod sizing;
@@ -47,11 +48,13 @@ pub struct ClientCheck {
     pub judge: fn(&[Served<'_>]) -> Judged,
 }
 
-/// Calls the requester sent, with their connection.
+/// Calls the requester sent, with their connection: its answers to our reverse-direction
+/// calls (RFC 8167) left out.
 pub(super) fn calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a Served<'a>, &'a Frame)> {
     served.iter().flat_map(|s| {
+        let reverse = reverse::reverse_xids(s);
         s.events.iter().filter_map(move |(_, e)| match e {
-            Seen::Call(f) => Some((s, f)),
+            Seen::Call(f) if !reverse::is_reverse_answer(f, &reverse) => Some((s, f)),
             _ => None,
         })
     })
@@ -143,12 +146,18 @@ fn nomsg_carries_payload(served: &[Served<'_>]) -> Judged {
 
 fn within_grant(served: &[Served<'_>]) -> Judged {
     let want = "never more calls outstanding than the credits granted";
-    let mut worst = 0usize;
+    // The precondition (RFC 8166 3.3.1): a requester with calls outstanding up to the grant,
+    // one more call away from breaking it. Below the grant it was never put to the test.
+    let (mut worst, mut reached) = (0usize, None);
     for s in served {
         // A scenario's reply may grant more than the responder's configured grant.
         let (mut outstanding, mut grant) = (0usize, s.conn.grant);
+        // The reverse direction's calls and replies are accounted apart (RFC 8167 4.1).
+        let reverse = reverse::reverse_xids(s);
         for (_, e) in &s.events {
             match e {
+                Seen::Call(f) if reverse::is_reverse_answer(f, &reverse) => {}
+                Seen::Reply(f) if reverse::is_reverse_call(f) => {}
                 // Only messages that expect a reply count as requests.
                 Seen::Call(f) if f.fixed().is_some_and(|x| x.proc_ <= 1) => {
                     outstanding += 1;
@@ -156,6 +165,9 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
                     if outstanding > grant as usize {
                         let got = format!("{outstanding} calls outstanding with a grant of {grant}");
                         return Err(Verdict::fail(want, got));
+                    }
+                    if outstanding == grant as usize {
+                        reached.get_or_insert(grant);
                     }
                 }
                 Seen::Reply(f) => {
@@ -169,7 +181,16 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
     if worst == 0 {
         return Err(Verdict::unsupported(want, "no call was observed"));
     }
-    Ok(Verdict::pass(want, format!("at most {worst} outstanding")))
+    let Some(grant) = reached else {
+        let grants: std::collections::BTreeSet<u32> = served.iter().map(|s| s.conn.grant).collect();
+        let grants: Vec<String> = grants.iter().map(u32::to_string).collect();
+        let got = format!(
+            "at most {worst} outstanding, never as many as the grant ({}): the requester never had to hold a call back",
+            grants.join(", ")
+        );
+        return Err(Verdict::inconclusive(want, got));
+    };
+    Ok(Verdict::pass(want, format!("at most {worst} outstanding, the grant of {grant} reached and never exceeded")))
 }
 
 fn inline_within_threshold(served: &[Served<'_>]) -> Judged {
@@ -333,11 +354,11 @@ pub static CHECKS: [ClientCheck; 9] = [
         info: CheckInfo {
             id: "rfc8166/3.3.1/requester-within-grant",
             judges: &["rfc8166/3.3.1#1"],
-            acceptable: "never more outstanding calls than the grant",
+            acceptable: "never more outstanding calls than the grant (a requester that never reaches the grant is inconclusive)",
             rationale: "Exceeding the grant hits receiver-not-ready and kills the connection.",
             groups: &["client", "credits"],
             broken_by: &[("exceed-grant", Outcome::Fail)],
-            precondition: None,
+            precondition: Some("as many calls outstanding as the grant on some connection: the requester had more to send than the grant let it (`serve --grant` small enough for the workload)"),
         },
         scenario: None,
         judge: within_grant,
@@ -396,6 +417,7 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(ccp::CHECKS.iter())
         .chain(misuse::CHECKS.iter())
         .chain(v2::CHECKS.iter())
+        .chain(reverse::CHECKS.iter())
 }
 
 /// The scenarios `checks` need played, each once, in order.

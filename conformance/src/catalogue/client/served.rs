@@ -30,6 +30,11 @@ pub enum Seen {
     Mutated { how: &'static str, xid: u32 },
     /// A Send of ours completed in error (receiver not ready: no receive posted).
     SendFailed(WcStatus),
+    /// The next `Reply` is a reverse-direction call of ours (RFC 8167 5.1), RPC XID `xid`.
+    ReverseCall { xid: u32 },
+    /// An earlier `Call` was a reverse-direction reply (RFC 8167 5.2) with rdma_xid `xid`;
+    /// `matched` when it answered an outstanding call of ours (otherwise discarded).
+    ReverseReply { xid: u32, matched: bool },
 }
 
 /// A served connection as the client checks see it.
@@ -55,6 +60,8 @@ impl<'o> Served<'o> {
                     Observed::Injected { scenario, xid } => Seen::Injected { scenario, xid: *xid },
                     Observed::Mutated { how, xid } => Seen::Mutated { how, xid: *xid },
                     Observed::SendFailed(s) => Seen::SendFailed(*s),
+                    Observed::ReverseCall { xid } => Seen::ReverseCall { xid: *xid },
+                    Observed::ReverseReply { xid, matched } => Seen::ReverseReply { xid: *xid, matched: *matched },
                 };
                 (*at, seen)
             })
@@ -130,6 +137,18 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
                 }
                 Seen::SendFailed(s) => {
                     (Direction::Event, format!("our Send failed: {}", s.name()), Vec::new(), Wire::Plain)
+                }
+                Seen::ReverseCall { xid } => {
+                    let what = format!("the next message is a reverse-direction call of ours, XID {xid:#010x}");
+                    (Direction::Event, what, Vec::new(), Wire::Plain)
+                }
+                Seen::ReverseReply { xid, matched } => {
+                    let what = if *matched {
+                        format!("reverse-direction reply to our call {xid:#010x} taken")
+                    } else {
+                        format!("reverse-direction reply {xid:#010x} discarded: it answers no outstanding call of ours")
+                    };
+                    (Direction::Event, what, Vec::new(), Wire::Plain)
                 }
             };
             out.push(entry(direction, *at, summary, bytes, wire));

@@ -1,0 +1,264 @@
+//! NFSv4.1 and NFSv4.2 in the reference requester (RFC 8881, RFC 7862 over RFC 8267 6): a
+//! session whose back channel rides the RDMA connection (CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
+//! RFC 8267 6.5.2), SEQUENCE-led COMPOUNDs (PUTROOTFH, LOOKUP, OPEN wanting a read delegation,
+//! READ, CLOSE), a second client whose OPEN for writing makes the server recall the
+//! delegation, and the callback program answered in the reverse direction
+//! (`requester/reverse.rs`): CB_NULL, and CB_COMPOUND with CB_SEQUENCE and CB_RECALL, after
+//! which the delegation goes back with DELEGRETURN.
+
+use std::time::{Duration, Instant};
+
+use rpcrdma_codec::rpc::RpcMessage;
+use rpcrdma_codec::v1::Message;
+use rpcrdma_codec::Profile;
+
+use super::reverse::{ReverseCall, MIN_HEADER};
+use super::{at, Answer, Failure, Session, Step, WorkloadError};
+use crate::proto::callback::{CbCompoundArgs, CbCompoundRes, CbOp, CbOpResult, CB_COMPOUND, CB_NULL};
+use crate::proto::nfs3::{FILE_FIVE, NFS_PROGRAM};
+use crate::proto::nfs4::{NFS4_OK, NFSPROC4_COMPOUND};
+use crate::proto::nfs41::Op;
+use crate::proto::nfs41::{
+    compound_args, compound_res, CbSec, ChannelAttrs, Claim, CompoundRes, Delegation, OpenHow, Res, SessionId, Stateid,
+    CDFC4_BACK_OR_BOTH, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, NFS4ERR_DELAY, NFS4ERR_NOTSUPP, OPEN4_SHARE_ACCESS_BOTH,
+    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_DENY_NONE, OP_CREATE_SESSION,
+    OP_EXCHANGE_ID, OP_GETFH, OP_OPEN, SP4_NONE,
+};
+use crate::proto::Call;
+
+/// NFSv4's RPC version (RFC 8881 16).
+const NFS_V4: u32 = 4;
+
+/// How long the requester stays to answer reverse-direction calls before it ends its session.
+const LINGER: Duration = Duration::from_millis(150);
+
+/// How often the second client's OPEN is retried while the server answers NFS4ERR_DELAY (it
+/// is recalling the delegation).
+const DELAY_RETRIES: u32 = 20;
+
+/// One client's session: its client ID, session ID and its one slot's sequence ID.
+#[derive(Debug, Clone, Copy)]
+struct Client {
+    clientid: u64,
+    sessionid: SessionId,
+    sequenceid: u32,
+}
+
+/// What the callback program learnt: the delegations the server recalled (CB_RECALL).
+#[derive(Debug, Default)]
+pub(super) struct Callbacks {
+    recalled: Vec<Stateid>,
+}
+
+impl Session<'_> {
+    /// The results of a callback procedure (RFC 8881 20): CB_NULL's none; CB_COMPOUND's with
+    /// CB_SEQUENCE answered on its slot and CB_RECALL taken (the delegation is returned
+    /// later); none for another procedure (PROC_UNAVAIL).
+    pub(super) fn callback_results(&mut self, call: &ReverseCall) -> Option<Vec<u8>> {
+        match call.proc_ {
+            CB_NULL => Some(Vec::new()),
+            CB_COMPOUND => Some(self.cb_compound(&call.args)),
+            _ => None,
+        }
+    }
+
+    fn cb_compound(&mut self, args: &[u8]) -> Vec<u8> {
+        let Ok(a) = CbCompoundArgs::decode(args) else {
+            // NFS4ERR_BADXDR (RFC 8881 15.1.1.2), no results.
+            return CbCompoundRes { status: 10036, tag: Vec::new(), results: Vec::new() }.encode();
+        };
+        let mut results = Vec::new();
+        let mut status = NFS4_OK;
+        for op in &a.ops {
+            let r = match op {
+                CbOp::Sequence { sessionid, sequenceid, slotid, highest_slotid, .. } => CbOpResult {
+                    op: op.opnum(),
+                    status: NFS4_OK,
+                    sequence: Some((*sessionid, *sequenceid, *slotid, *highest_slotid, *highest_slotid)),
+                },
+                CbOp::Recall { stateid, .. } => {
+                    self.callbacks.recalled.push(*stateid);
+                    CbOpResult { op: op.opnum(), status: NFS4_OK, sequence: None }
+                }
+                CbOp::Other(_) => CbOpResult { op: op.opnum(), status: NFS4ERR_NOTSUPP, sequence: None },
+            };
+            status = r.status;
+            results.push(r);
+            if status != NFS4_OK {
+                break;
+            }
+        }
+        CbCompoundRes { status, tag: a.tag, results }.encode()
+    }
+
+    /// A COMPOUND of `ops` (RFC 8881 16.2); its decoded results. A reply that does not decode
+    /// fails the step.
+    fn compound(&mut self, step: &'static str, ops: &[Op]) -> Step<CompoundRes> {
+        let minor = self.options.nfs4_minor.unwrap_or(1);
+        let xid = self.xid();
+        let call = Call::new(
+            xid,
+            self.options.credits,
+            NFS_PROGRAM,
+            NFS_V4,
+            NFSPROC4_COMPOUND,
+            compound_args(step, minor, ops),
+        );
+        let reply = self.call(step, xid, &call.msg())?;
+        let m = at(step, Message::decode(&reply, &Profile::default()))?;
+        let rpc = at(step, RpcMessage::decode(m.payload))?;
+        compound_res(rpc.body, |_| false).ok_or(WorkloadError { step, failure: Failure::Status(None) })
+    }
+
+    /// A SEQUENCE-led COMPOUND on `client`'s slot 0 (RFC 8881 18.46).
+    fn sequenced(&mut self, step: &'static str, client: &mut Client, ops: Vec<Op>) -> Step<CompoundRes> {
+        let seq = Op::Sequence {
+            sessionid: client.sessionid,
+            sequenceid: client.sequenceid,
+            slotid: 0,
+            highest_slotid: 0,
+            cachethis: false,
+        };
+        client.sequenceid = client.sequenceid.wrapping_add(1);
+        self.compound(step, &[vec![seq], ops].concat())
+    }
+
+    /// EXCHANGE_ID and CREATE_SESSION for the owner `owner`; `back`: the session's back
+    /// channel rides this connection (CREATE_SESSION4_FLAG_CONN_BACK_CHAN).
+    fn create_session(&mut self, owner: &[u8], back: bool) -> Step<Client> {
+        let verifier = *b"rpcrdma!";
+        let op = Op::ExchangeId { verifier, owner: owner.to_vec(), flags: 0, state_protect: SP4_NONE, impl_id: None };
+        let r = self.compound("EXCHANGE_ID", &[op])?;
+        let Some(Res::ExchangeId { clientid, sequenceid, .. }) = r.find(OP_EXCHANGE_ID).cloned() else {
+            return Err(WorkloadError { step: "EXCHANGE_ID", failure: Failure::Status(Some(r.status)) });
+        };
+        let (receive, send) = (self.options.receive_size, self.options.send_size);
+        let fore = ChannelAttrs {
+            headerpadsize: 0,
+            maxrequestsize: 1 << 20,
+            maxresponsesize: 1 << 20,
+            maxresponsesize_cached: 4096,
+            maxoperations: 16,
+            maxrequests: self.options.credits,
+            rdma_ird: None,
+        };
+        // Back channel calls arrive in our receives as Short messages (RFC 8267 6.5.2: no
+        // chunks in our reverse direction): the largest is a receive less the smallest
+        // transport header; our replies likewise within the responder's receive.
+        let maxrequestsize =
+            if self.faults.oversized_back_channel { receive * 4 } else { receive.saturating_sub(MIN_HEADER) };
+        let backattrs = ChannelAttrs {
+            headerpadsize: 0,
+            maxrequestsize,
+            maxresponsesize: send.saturating_sub(MIN_HEADER),
+            maxresponsesize_cached: 0,
+            maxoperations: 2,
+            maxrequests: self.reverse_credits().max(1),
+            rdma_ird: None,
+        };
+        let op = Op::CreateSession {
+            clientid,
+            sequence: sequenceid,
+            flags: if back { CREATE_SESSION4_FLAG_CONN_BACK_CHAN } else { 0 },
+            fore,
+            back: backattrs,
+            cb_program: self.options.cb_program,
+            sec: vec![CbSec::None],
+        };
+        let r = self.compound("CREATE_SESSION", &[op])?;
+        let Some(Res::CreateSession { sessionid, .. }) = r.find(OP_CREATE_SESSION).cloned() else {
+            return Err(WorkloadError { step: "CREATE_SESSION", failure: Failure::Status(Some(r.status)) });
+        };
+        Ok(Client { clientid, sessionid, sequenceid: 1 })
+    }
+
+    /// Waits `how_long` for reverse-direction calls, answering each (RFC 8167 5.2).
+    fn linger(&mut self, step: &'static str, how_long: Duration) -> Step<()> {
+        let deadline = Instant::now() + how_long;
+        loop {
+            let msg = match self.recv_until(step, deadline) {
+                Ok(m) => m,
+                Err(WorkloadError { failure: Failure::NoReply, .. }) => return Ok(()),
+                Err(e) => return Err(e),
+            };
+            if let Answer::Reverse(c) = self.answer(&msg, 0) {
+                self.answer_reverse(step, c)?;
+            }
+        }
+    }
+
+    /// Returns the delegations the server recalled (RFC 8881 20.2: DELEGRETURN).
+    fn return_recalled(&mut self, client: &mut Client, fh: &[u8]) -> Step<()> {
+        for stateid in std::mem::take(&mut self.callbacks.recalled) {
+            self.sequenced("DELEGRETURN", client, vec![Op::PutFh(fh.to_vec()), Op::DelegReturn(stateid)])?;
+        }
+        Ok(())
+    }
+}
+
+/// The NFSv4.1 workload on one connection, with the back channel on it.
+pub(super) fn workload(s: &mut Session<'_>) -> Step<()> {
+    s.connect()?;
+    let mut c = s.create_session(b"rpcrdma-requester", true)?;
+    s.sequenced("RECLAIM_COMPLETE", &mut c, vec![Op::ReclaimComplete { one_fs: false }])?;
+
+    // LOOKUP of `five`, then OPEN wanting a read delegation (RFC 8881 18.16.3).
+    let r = s.sequenced("LOOKUP", &mut c, vec![Op::PutRootFh, Op::Lookup(FILE_FIVE.as_bytes().to_vec()), Op::GetFh])?;
+    let Some(Res::GetFh(fh)) = r.find(OP_GETFH).cloned() else {
+        return Err(WorkloadError { step: "LOOKUP", failure: Failure::Status(Some(r.status)) });
+    };
+    let open = |access: u32, clientid: u64, owner: &[u8]| Op::Open {
+        seqid: 0,
+        share_access: access,
+        share_deny: OPEN4_SHARE_DENY_NONE,
+        clientid,
+        owner: owner.to_vec(),
+        how: OpenHow::NoCreate,
+        claim: Claim::Fh,
+    };
+    let access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
+    let ops = vec![Op::PutFh(fh.clone()), open(access, c.clientid, b"reader")];
+    let r = s.sequenced("OPEN", &mut c, ops)?;
+    let Some(Res::Open { stateid, delegation, .. }) = r.find(OP_OPEN).cloned() else {
+        return Err(WorkloadError { step: "OPEN", failure: Failure::Status(Some(r.status)) });
+    };
+    let delegated = matches!(delegation, Delegation::Read { .. } | Delegation::Write { .. });
+    if delegated && s.faults.drop_with_delegation {
+        // The connection closed while the delegation is held (RFC 8167 5.4: SHOULD NOT);
+        // a new one, its back channel bound again, comes only later.
+        if let Some(mut conn) = s.conn.take() {
+            conn.disconnect();
+        }
+        std::thread::sleep(LINGER);
+        s.connect()?;
+        let op = Op::BindConnToSession { sessionid: c.sessionid, dir: CDFC4_BACK_OR_BOTH, use_rdma: false };
+        s.compound("BIND_CONN_TO_SESSION", &[op])?;
+    }
+    s.sequenced("READ", &mut c, vec![Op::PutFh(fh.clone()), Op::Read { stateid, offset: 0, count: 5 }])?;
+    s.sequenced("CLOSE", &mut c, vec![Op::PutFh(fh.clone()), Op::Close { seqid: 0, stateid }])?;
+
+    // A second client opens the file for writing: the server recalls our delegation
+    // (CB_RECALL) and answers NFS4ERR_DELAY until it is returned.
+    if delegated {
+        let mut other = s.create_session(b"rpcrdma-requester-2", false)?;
+        let op = open(OPEN4_SHARE_ACCESS_BOTH, other.clientid, b"writer");
+        for _ in 0..DELAY_RETRIES {
+            let r = s.sequenced("OPEN for writing", &mut other, vec![Op::PutFh(fh.clone()), op.clone()])?;
+            s.return_recalled(&mut c, &fh)?;
+            if r.status != NFS4ERR_DELAY {
+                if let Some(Res::Open { stateid, .. }) = r.find(OP_OPEN).cloned() {
+                    s.sequenced("CLOSE", &mut other, vec![Op::PutFh(fh.clone()), Op::Close { seqid: 0, stateid }])?;
+                }
+                break;
+            }
+            s.linger("OPEN for writing", Duration::from_millis(20))?;
+        }
+        s.compound("DESTROY_SESSION", &[Op::DestroySession(other.sessionid)])?;
+        s.compound("DESTROY_CLIENTID", &[Op::DestroyClientId(other.clientid)])?;
+    }
+    s.linger("the back channel", LINGER)?;
+    s.return_recalled(&mut c, &fh)?;
+    s.compound("DESTROY_SESSION", &[Op::DestroySession(c.sessionid)])?;
+    s.compound("DESTROY_CLIENTID", &[Op::DestroyClientId(c.clientid)])?;
+    Ok(())
+}
