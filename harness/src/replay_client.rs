@@ -26,6 +26,9 @@ pub struct ClientFinding {
     pub how: String,
     pub call: Vec<u8>,
     pub reply: Vec<u8>,
+    /// A mutated reverse-direction call instead (`reverse-*`): `call` is it as sent, the
+    /// n-th (from 1) on its connection, its RPC XID `xid` then.
+    pub reverse_call: Option<(usize, u32)>,
 }
 
 impl ClientFinding {
@@ -35,7 +38,17 @@ impl ClientFinding {
         let after = v.get("after_mutation").filter(|a| a.is_object()).ok_or("no \"after_mutation\" (the reply)")?;
         let hex =
             |k: &str| text(after, k).and_then(|h| crate::input::parse_hex(&h).map_err(|e| format!("\"{k}\": {e}")));
-        Ok(ClientFinding { kind: text(v, "kind")?, how: text(after, "how")?, call: hex("call")?, reply: hex("reply")? })
+        let (kind, how, call) = (text(v, "kind")?, text(after, "how")?, hex("call")?);
+        if let Some(n) = after.get("reverse_call") {
+            let n = n.as_u64().filter(|n| *n >= 1).ok_or("\"reverse_call\": not a count from 1")? as usize;
+            let xid = text(after, "xid")?;
+            let xid = xid
+                .strip_prefix("0x")
+                .and_then(|h| u32::from_str_radix(h, 16).ok())
+                .ok_or(format!("\"xid\": {xid:?} is not 0x and hex digits"))?;
+            return Ok(ClientFinding { kind, how, call, reply: Vec::new(), reverse_call: Some((n, xid)) });
+        }
+        Ok(ClientFinding { kind, how, call, reply: hex("reply")?, reverse_call: None })
     }
 }
 
@@ -69,7 +82,11 @@ pub fn run(
             return EXIT_USAGE;
         }
     };
-    let recorded = match RecordedReply::new(&finding.call, finding.reply) {
+    let recorded = match finding.reverse_call {
+        Some((n, xid)) => RecordedReply::reverse(n, xid, finding.call),
+        None => RecordedReply::new(&finding.call, finding.reply),
+    };
+    let recorded = match recorded {
         Ok(r) => Arc::new(r),
         Err(e) => {
             crate::errln!("error: {}: {e}", file.display());
@@ -77,8 +94,14 @@ pub fn run(
         }
     };
     let (prog, vers, proc_) = recorded.procedure;
+    let what = match recorded.reverse_call {
+        Some(n) => {
+            format!("reverse-direction call {n} on a connection (an NFSv4.1 callback; mount with vers=4.1 or 4.2)")
+        }
+        None => format!("the reply to the first call of RPC program {prog} version {vers} procedure {proc_}"),
+    };
     println!(
-        "replaying {} ({}) toward requesters on {listen}: the reply to the first call of RPC program {prog} version {vers} procedure {proc_}, mutated ({})",
+        "replaying {} ({}) toward requesters on {listen}: {what}, mutated ({})",
         file.display(),
         finding.kind,
         finding.how
@@ -102,7 +125,7 @@ pub fn run(
     let lines = log.drain();
     let seen: Vec<String> = report_signatures(&lines).into_iter().map(|(_, s)| s).collect();
     if !recorded.played() {
-        println!("NOT REPRODUCED: no call of that procedure came ({connections} connection(s)); run the requester's workload while replay serves");
+        println!("NOT REPRODUCED: {what} was never sent ({connections} connection(s)); run the requester's workload while replay serves");
         return EXIT_OK;
     }
     if seen.contains(&want) {
@@ -132,6 +155,21 @@ mod tests {
         assert_eq!(f.how, "xid");
         let r = RecordedReply::new(&f.call, f.reply).expect("the recorded call is an inline RPC call");
         assert_eq!(r.procedure, (100003, 3, 6), "an NFSv3 READ");
+    }
+
+    #[test]
+    fn a_reverse_call_finding_parses_and_a_bad_one_is_refused() {
+        let after =
+            serde_json::json!({"how": "reverse-cb-op-count", "xid": "0xcb000002", "reverse_call": 2, "call": "0a0b"});
+        let v = serde_json::json!({"format": FORMAT, "kind": "kernel-report: x", "after_mutation": after});
+        let f = ClientFinding::from_json(&v).expect("a reverse-call finding");
+        assert_eq!((f.reverse_call, f.call, f.reply), (Some((2, 0xcb00_0002)), vec![0x0a, 0x0b], Vec::new()));
+        let mut v0 = v.clone();
+        v0["after_mutation"]["reverse_call"] = 0.into();
+        assert!(ClientFinding::from_json(&v0).unwrap_err().contains("reverse_call"));
+        let mut vx = v;
+        vx["after_mutation"]["xid"] = "cb000002".into();
+        assert!(ClientFinding::from_json(&vx).unwrap_err().contains("xid"));
     }
 
     #[test]

@@ -139,14 +139,18 @@ fn self_test(
 /// mutated reply ends a workload early), on the session's clock.
 fn fuzz_self_test(config: &Config, session: &serve_fuzz::Session) -> Vec<ObservedConnection> {
     let mut all = Vec::new();
-    for _ in 0..FUZZ_WORKLOADS {
+    for i in 0..FUZZ_WORKLOADS {
         if signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
             break;
         }
         let offset = session.elapsed();
         // A discarded reply costs a timeout: short ones, the embedded responder answers in
         // microseconds.
-        let options = RequesterOptions { timeout: Duration::from_millis(150), ..RequesterOptions::default() };
+        // Every other workload NFSv4.1 (every one with --fuzz-reverse-only): its back channel
+        // takes the reverse-direction calls fuzzed (RFC 8167).
+        let nfs4_minor = (session.reverse_only || i % 2 == 1).then_some(1);
+        let options =
+            RequesterOptions { timeout: Duration::from_millis(150), nfs4_minor, ..RequesterOptions::default() };
         let (observed, _) = observed_workloads(config, &[None], &options, &RequesterFaults::default());
         all.extend(observed.into_iter().map(|mut c| {
             c.events.iter_mut().for_each(|(t, _)| *t += offset);

@@ -14,7 +14,7 @@ use rpcrdma_conformance::engine::ctx::hex;
 use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
 use rpcrdma_peers::observe::{Observed, ObservedConnection};
-use rpcrdma_peers::responder::ReplyFuzz;
+use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
 use serde_json::json;
 
 use crate::kernel_log::KernelLog;
@@ -24,15 +24,21 @@ use crate::textln;
 #[derive(Debug, Clone, Default, Args)]
 pub struct FuzzArgs {
     /// Mutate replies (one in `--fuzz-one-in`) instead of judging the client catalogue:
-    /// truncated, wrong version, procedure, credit or XID, chunk lists broken, bits flipped.
+    /// truncated, wrong version, procedure, credit or XID, chunk lists broken, bits flipped;
+    /// and reverse-direction calls (`reverse-*`: transport header, RPC header, CB_COMPOUND).
     #[arg(long)]
     pub fuzz: bool,
     /// The seed of the mutations; from the clock by default, and printed.
     #[arg(long, value_name = "S", requires = "fuzz")]
     pub seed: Option<u64>,
-    /// Mutate one reply in N (at least 1).
+    /// Mutate one reply in N (at least 1); reverse-direction calls (NFSv4.1 callbacks, RFC
+    /// 8167) likewise.
     #[arg(long, value_name = "N", default_value_t = 3, requires = "fuzz")]
     pub fuzz_one_in: u32,
+    /// Mutate only reverse-direction calls (NFSv4.1 callbacks toward the client's back
+    /// channel), never replies, so the client gets as far as its back channel every time.
+    #[arg(long, requires = "fuzz")]
+    pub fuzz_reverse_only: bool,
     /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): with --fuzz a
     /// bug report after a mutated reply is a finding; judging the catalogue, the lines logged
     /// while a scenario was played join its checks, and a bug report among them fails them.
@@ -47,6 +53,8 @@ pub struct FuzzArgs {
 pub struct Session {
     pub seed: u64,
     pub mutator: Arc<ReplyFuzz>,
+    /// `--fuzz-reverse-only`.
+    pub reverse_only: bool,
     log: Option<KernelLog>,
     started: Instant,
 }
@@ -69,8 +77,12 @@ impl Session {
             crate::errln!("error: --out {}: {e}", args.out.display());
             return Err(EXIT_USAGE);
         }
-        let mutator = Arc::new(ReplyFuzz::new(seed, args.fuzz_one_in));
-        Ok(Session { seed, mutator, log, started: Instant::now() })
+        let mutator = Arc::new(if args.fuzz_reverse_only {
+            ReplyFuzz::reverse_only(seed, args.fuzz_one_in)
+        } else {
+            ReplyFuzz::new(seed, args.fuzz_one_in)
+        });
+        Ok(Session { seed, mutator, reverse_only: args.fuzz_reverse_only, log, started: Instant::now() })
     }
 
     /// Time since the session started (the clock of findings).
@@ -79,7 +91,9 @@ impl Session {
     }
 }
 
-/// One mutated reply: when, how, the call it answered and what was sent instead.
+/// One mutated reply: when, how, the call it answered and what was sent instead; or one
+/// mutated reverse-direction call (`reverse_call`: the n-th on its connection, from 1; `call`
+/// what was sent, `reply` empty).
 #[derive(Debug, Clone)]
 struct Mutation {
     at: Duration,
@@ -87,6 +101,7 @@ struct Mutation {
     xid: u32,
     call: Vec<u8>,
     reply: Vec<u8>,
+    reverse_call: Option<usize>,
 }
 
 fn mutations(observed: &[ObservedConnection]) -> Vec<Mutation> {
@@ -98,6 +113,18 @@ fn mutations(observed: &[ObservedConnection]) -> Vec<Mutation> {
                 Observed::ToRequester(b) => Some(b.clone()),
                 _ => None,
             });
+            if ReverseMutation::ALL.iter().any(|m| m.name() == *how) {
+                let n = c.events[..i].iter().filter(|(_, e)| matches!(e, Observed::ReverseCall { .. })).count();
+                out.push(Mutation {
+                    at: *at,
+                    how,
+                    xid: *xid,
+                    call: reply.unwrap_or_default(),
+                    reply: Vec::new(),
+                    reverse_call: Some(n),
+                });
+                continue;
+            }
             let call = c.events[..i].iter().rev().find_map(|(_, e)| match e {
                 Observed::FromRequester(b) if b.get(..4) == Some(&xid.to_be_bytes()[..]) => Some(b.clone()),
                 _ => None,
@@ -108,6 +135,7 @@ fn mutations(observed: &[ObservedConnection]) -> Vec<Mutation> {
                 xid: *xid,
                 call: call.unwrap_or_default(),
                 reply: reply.unwrap_or_default(),
+                reverse_call: None,
             });
         }
     }
@@ -149,9 +177,15 @@ fn save(dir: &Path, n: usize, f: &Finding, seed: u64) -> Result<PathBuf, String>
         "seed": seed,
         "kind": f.kind,
         "kernel_log": f.lines,
-        "after_mutation": f.after.as_ref().map(|m| json!({
-            "how": m.how, "xid": format!("{:#010x}", m.xid), "call": hex(&m.call), "reply": hex(&m.reply),
-        })),
+        "after_mutation": f.after.as_ref().map(|m| match m.reverse_call {
+            None => json!({
+                "how": m.how, "xid": format!("{:#010x}", m.xid), "call": hex(&m.call), "reply": hex(&m.reply),
+            }),
+            // The mutated reverse-direction call as sent, and which of the connection's it was.
+            Some(n) => json!({
+                "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": n, "call": hex(&m.call),
+            }),
+        }),
     });
     let text = serde_json::to_string_pretty(&v).expect("JSON values serialize");
     std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
@@ -207,8 +241,15 @@ pub fn finish(
     }
     for (i, f) in found.iter().enumerate() {
         textln!("finding {}: {}", i + 1, f.kind);
-        if let Some(m) = &f.after {
-            textln!("    after our reply to {:#010x} was mutated ({}): {}", m.xid, m.how, hex(&m.reply));
+        match &f.after {
+            Some(m @ Mutation { reverse_call: Some(n), .. }) => textln!(
+                "    after our reverse-direction call {:#010x} (call {n} on its connection) was mutated ({}): {}",
+                m.xid,
+                m.how,
+                hex(&m.call)
+            ),
+            Some(m) => textln!("    after our reply to {:#010x} was mutated ({}): {}", m.xid, m.how, hex(&m.reply)),
+            None => {}
         }
         for l in f.lines.iter().take(8) {
             textln!("    {l}");
@@ -237,7 +278,9 @@ pub fn finish(
             "findings": found.iter().enumerate().map(|(i, f)| json!({
                 "kind": f.kind,
                 "kernel_log": f.lines,
-                "after_mutation": f.after.as_ref().map(|m| json!({"how": m.how, "xid": format!("{:#010x}", m.xid)})),
+                "after_mutation": f.after.as_ref().map(|m| json!({
+                    "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": m.reverse_call,
+                })),
                 "file": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
                 "known": f.known,
             })).collect::<Vec<_>>(),

@@ -78,7 +78,11 @@ fn a_kernel_report_is_a_finding_with_the_mutated_reply_before_it() {
     assert!(f["after_mutation"]["how"].is_string(), "{f}");
     let file: Value = serde_json::from_str(&std::fs::read_to_string(f["file"].as_str().unwrap()).unwrap()).unwrap();
     assert_eq!(file["format"], "rpcrdma-serve-fuzz-finding/1");
-    assert!(!file["after_mutation"]["reply"].as_str().unwrap().is_empty());
+    // Half the self-test's workloads are NFSv4.1: the mutation before the report may be of a
+    // reverse-direction call, recorded as sent (`call`) with no reply.
+    let after = &file["after_mutation"];
+    let sent = if after["reverse_call"].is_u64() { &after["call"] } else { &after["reply"] };
+    assert!(!sent.as_str().unwrap().is_empty(), "{file}");
     assert!(file["kernel_log"][0].as_str().unwrap().starts_with("BUG: KASAN"));
 
     let profile = d.join("p.json");
@@ -102,4 +106,27 @@ fn fuzz_options_need_fuzz_and_the_catalogue_reports_are_refused() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--junit"), "{}", String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn reverse_only_mutates_callbacks_and_a_finding_names_the_call() {
+    let d = tmp("reverse");
+    let (code, text, v) = serve_fuzz(&d, &["--fuzz-reverse-only"], Some(Duration::from_millis(1500)));
+    assert_eq!(code, Some(1), "{text}");
+    let mutated = v["mutated"].as_object().unwrap();
+    assert!(!mutated.is_empty(), "{v}");
+    assert!(mutated.keys().all(|k| k.starts_with("reverse-")), "only reverse-direction calls: {v}");
+    let f = &v["findings"][0];
+    assert_eq!(f["kind"], KIND, "{v}");
+    assert!(f["after_mutation"]["how"].as_str().unwrap().starts_with("reverse-"), "{f}");
+    assert!(f["after_mutation"]["reverse_call"].as_u64().unwrap() >= 1, "{f}");
+    let file: Value = serde_json::from_str(&std::fs::read_to_string(f["file"].as_str().unwrap()).unwrap()).unwrap();
+    let after = &file["after_mutation"];
+    assert!(after["reverse_call"].as_u64().unwrap() >= 1, "{file}");
+    assert!(after.get("reply").is_none(), "{file}");
+    let call = rpcrdma_harness::input::parse_hex(after["call"].as_str().unwrap()).unwrap();
+    let f = rpcrdma_harness::replay_client::ClientFinding::from_json(&file).expect("replayable");
+    assert_eq!(f.call, call);
+    assert!(text.contains("reverse-direction call"), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
 }

@@ -22,8 +22,9 @@ pub enum Observed {
     /// The scenario played on this connection replaced our reply to the call `xid`: the
     /// message recorded next is what we sent instead.
     Injected { scenario: &'static str, xid: u32 },
-    /// `serve --fuzz` replaced our reply to the call `xid` with a copy mutated `how`: the
-    /// message recorded next is what we sent.
+    /// `serve --fuzz` replaced our reply to the call `xid` (or, `how` being `reverse-*`, our
+    /// reverse-direction call `xid`) with a copy mutated `how`: the message recorded next is
+    /// what we sent.
     Mutated { how: &'static str, xid: u32 },
     /// A Send of ours completed in error (receiver not ready: no receive posted at the
     /// requester).

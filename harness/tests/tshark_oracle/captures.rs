@@ -12,7 +12,7 @@ use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_harness::report::pcap::{file_name, DEFAULT_MTU};
 use rpcrdma_peers::transport::RemoteOp;
 
-use crate::limits::{MALFORMED_ON_PURPOSE, WIRESHARK_CANNOT_MATCH, WIRESHARK_CANNOT_REASSEMBLE};
+use crate::limits::{MALFORMED_ON_PURPOSE, UNMATCHED_ON_PURPOSE, WIRESHARK_CANNOT_MATCH, WIRESHARK_CANNOT_REASSEMBLE};
 use crate::runs::{rdma_ops, reference, run_all, Blind};
 use crate::{hex, number};
 
@@ -158,9 +158,9 @@ fn check_captures(results: &[CheckResult], label: &str) -> Vec<String> {
 
         // Every reply is matched to its call: the program is known, not "Unknown (0)".
         let (n, unmatched) = replies_matched(&rows);
-        match WIRESHARK_CANNOT_MATCH.iter().find(|(n, _)| *n == id) {
+        match WIRESHARK_CANNOT_MATCH.iter().chain(UNMATCHED_ON_PURPOSE).find(|(n, _)| *n == id) {
             Some((_, why)) if unmatched.is_empty() => {
-                problem(format!("listed as a Wireshark limitation ({why}) but every reply is matched: remove it"))
+                problem(format!("listed as unmatched ({why}) but every reply is matched: remove it"))
             }
             Some(_) => {}
             None => unmatched.into_iter().for_each(&mut problem),
@@ -262,7 +262,8 @@ fn check_captures(results: &[CheckResult], label: &str) -> Vec<String> {
 fn wireshark_reads_whole_runs() {
     let mut problems = check_captures(&run_all(&mut reference()), "emulated");
     problems.extend(check_captures(&run_all(&mut Blind(reference())), "reconstructed"));
-    let listed = WIRESHARK_CANNOT_REASSEMBLE.iter().chain(WIRESHARK_CANNOT_MATCH).map(|(n, _)| n);
+    let listed =
+        WIRESHARK_CANNOT_REASSEMBLE.iter().chain(WIRESHARK_CANNOT_MATCH).chain(UNMATCHED_ON_PURPOSE).map(|(n, _)| n);
     for name in MALFORMED_ON_PURPOSE.iter().chain(listed) {
         assert!(catalogue::all().iter().any(|c| c.info.id == *name), "{name} is listed but is no check");
     }

@@ -24,7 +24,17 @@ pub const MALFORMED_ON_PURPOSE: &[&str] = &[
     // call is inconsistent on purpose.
     "rfc8166/4.5.2/read-chunk-length-mismatch",
     "v2-01/4.2.3/bad-header-truncated",
+    // A reverse-direction reply cut after its msg_type, on purpose (RFC 8167 5.2).
+    "rfc8167/5.2/hostile-reverse-replies",
 ];
+
+/// Checks that send replies answering no call on purpose: Wireshark must leave exactly these
+/// unmatched (besides [`WIRESHARK_CANNOT_MATCH`]).
+pub const UNMATCHED_ON_PURPOSE: &[(&str, &str)] = &[(
+    "rfc8167/5.2/hostile-reverse-replies",
+    "the check answers the server's reverse-direction call with a reply whose XID matches no call \
+     and with one whose rdma_xid and RPC XID differ, on purpose",
+)];
 
 /// Two segments of one chunk in one registered region (the same R_key, different offsets):
 /// the dissector keeps one segment per R_key.

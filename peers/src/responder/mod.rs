@@ -30,7 +30,7 @@ use config::receive_buffer;
 pub use config::Config;
 pub use faults::Faults;
 pub use recorded::RecordedReply;
-pub use reply_fuzz::ReplyFuzz;
+pub use reply_fuzz::{ReplyFuzz, ReverseMutation};
 pub use script::Scenario;
 pub(crate) use stop::Stop;
 

@@ -21,6 +21,9 @@ pub struct RecordedReply {
     call_xid: u32,
     reply: Vec<u8>,
     played: AtomicBool,
+    /// A recorded reverse-direction call instead: sent in place of the n-th (from 1) call of
+    /// the upper layer on a connection (RFC 8167 5.1), `reply` holding it.
+    pub reverse_call: Option<usize>,
 }
 
 impl RecordedReply {
@@ -36,9 +39,26 @@ impl RecordedReply {
                 call_xid: m.header.xid,
                 reply,
                 played: AtomicBool::new(false),
+                reverse_call: None,
             }),
             _ => Err("the recorded call carries no RPC call".into()),
         }
+    }
+
+    /// A recorded (mutated) reverse-direction call, sent in place of the `n`-th (from 1) call
+    /// of the upper layer on a connection; every word of it that held `xid` (the call's XID
+    /// when it was recorded) holds the new call's.
+    pub fn reverse(n: usize, xid: u32, call: Vec<u8>) -> Result<RecordedReply, String> {
+        if n == 0 {
+            return Err("reverse calls are counted from 1".into());
+        }
+        Ok(RecordedReply {
+            procedure: (0, 0, 0),
+            call_xid: xid,
+            reply: call,
+            played: AtomicBool::new(false),
+            reverse_call: Some(n),
+        })
     }
 
     /// Whether the recorded reply has been sent.
@@ -48,6 +68,9 @@ impl RecordedReply {
 
     /// Whether this inline call is the one to answer with the recorded reply (once).
     fn claims(&self, payload: &[u8]) -> bool {
+        if self.reverse_call.is_some() {
+            return false;
+        }
         match RpcMessage::decode(payload) {
             Ok(RpcMessage { header: RpcHeader::Call(c), .. }) if (c.prog, c.vers, c.proc_) == self.procedure => {
                 !self.played.swap(true, Ordering::SeqCst)
@@ -89,6 +112,25 @@ impl Session<'_> {
     }
 }
 
+impl Session<'_> {
+    /// What goes out in place of the `n`-th reverse-direction call `msg` (RPC XID `xid`) on
+    /// this connection: the recorded call (`replay`), a mutated copy (`serve --fuzz`), or
+    /// None for `msg` itself.
+    pub(super) fn replace_reverse_call(&mut self, n: usize, xid: u32, msg: &[u8]) -> Option<Vec<u8>> {
+        if let Some(r) = self.config.recorded_reply.clone() {
+            if r.reverse_call != Some(n) || r.played.swap(true, Ordering::SeqCst) {
+                return None;
+            }
+            self.observe(observe::Observed::Injected { scenario: "replay", xid });
+            return Some(r.reply_for(xid));
+        }
+        let fuzz = self.config.reply_fuzz.clone()?;
+        let (mutated, how) = fuzz.mutate_call(msg)?;
+        self.observe(observe::Observed::Mutated { how: how.name(), xid });
+        Some(mutated)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,5 +167,25 @@ mod tests {
         assert!(RecordedReply::new(&[0; 8], Vec::new()).is_err());
         let nomsg = HeaderBuilder::nomsg(1, 32).encode_to_vec();
         assert!(RecordedReply::new(&nomsg, Vec::new()).is_err());
+    }
+
+    #[test]
+    fn a_recorded_reverse_call_claims_no_forward_call_and_takes_the_new_xid() {
+        // RDMA_MSG, rdma_xid and RPC XID 0xcb000002, CB_COMPOUND with its op count mutated.
+        let sent =
+            [0xcb00_0002_u32, 1, 8, 0, 0, 0, 0, 0xcb00_0002, 0, 2, 0x4000_0000, 1, 1, 0, 0, 0, 0, 0, 1, 0, u32::MAX]
+                .iter()
+                .flat_map(|w| w.to_be_bytes())
+                .collect::<Vec<u8>>();
+        assert!(RecordedReply::reverse(0, 1, sent.clone()).is_err(), "counted from 1");
+        let r = RecordedReply::reverse(2, 0xcb00_0002, sent.clone()).expect("a reverse call");
+        assert_eq!(r.reverse_call, Some(2));
+        assert!(!r.claims(&CallHeader::new(5, 100003, 3, 6).encode_to_vec()), "not a reply's stand-in");
+        assert!(!r.played());
+        assert_eq!(r.reply_for(0xcb00_0002), sent, "the same XID: the same bytes");
+        let b = r.reply_for(0xcb00_0007);
+        assert_eq!((&b[..4], &b[28..32]), (&[0xcb, 0, 0, 7][..], &[0xcb, 0, 0, 7][..]));
+        assert_eq!(b[4..28], sent[4..28]);
+        assert_eq!(b[32..], sent[32..]);
     }
 }

@@ -61,15 +61,26 @@ impl Mutation {
 pub struct ReplyFuzz {
     rng: Mutex<Rng>,
     one_in: u32,
+    /// Whether replies are mutated too, not only reverse-direction calls.
+    replies: bool,
 }
 
 impl ReplyFuzz {
     pub fn new(seed: u64, one_in: u32) -> Self {
-        ReplyFuzz { rng: Mutex::new(Rng::new(seed)), one_in: one_in.max(1) }
+        ReplyFuzz { rng: Mutex::new(Rng::new(seed)), one_in: one_in.max(1), replies: true }
+    }
+
+    /// Mutates reverse-direction calls only (`serve --fuzz --fuzz-reverse-only`): the forward
+    /// replies stay faithful, so a requester gets as far as its back channel at any rate.
+    pub fn reverse_only(seed: u64, one_in: u32) -> Self {
+        ReplyFuzz { replies: false, ..ReplyFuzz::new(seed, one_in) }
     }
 
     /// A mutated copy of `reply` and how it was mutated, or None to send it as it is.
     pub fn mutate(&self, reply: &[u8]) -> Option<(Vec<u8>, Mutation)> {
+        if !self.replies {
+            return None;
+        }
         let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
         if reply.len() < 16 || !rng.chance(1, self.one_in) {
             return None;
@@ -110,6 +121,208 @@ impl ReplyFuzz {
             }
         }
         (b != reply).then_some((b, m))
+    }
+}
+
+/// The ways a reverse-direction call (RFC 8167 5.1: an NFSv4.1 callback sent toward the
+/// requester) is mutated: the transport header's words, then the words of the RPC call
+/// (RFC 5531 9) and of CB_COMPOUND (RFC 8881 19.2.1, 20.9.1, 20.2.1) that the requester's
+/// backchannel receive path decodes. Each is recorded as `reverse-NAME`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ReverseMutation {
+    /// Cut short, anywhere from 0 bytes to one word less than the call.
+    Truncate,
+    /// rdma_vers other than 1.
+    Version,
+    /// rdma_proc other than RDMA_MSG/RDMA_NOMSG.
+    Procedure,
+    /// rdma_credit (the requested reverse credits) 0 or huge.
+    Credit,
+    /// rdma_xid not the RPC call's (RFC 8167 5.1: they must be the same).
+    Xid,
+    /// The read list's discriminator (the first chunk-list word) replaced.
+    ChunkWord,
+    /// The RPC msg_type: REPLY or no direction at all.
+    RpcMsgType,
+    /// The RPC rpcvers other than 2.
+    RpcVers,
+    /// The RPC prog other than the callback program.
+    Prog,
+    /// The RPC vers other than the callback version.
+    Vers,
+    /// The RPC proc other than CB_NULL/CB_COMPOUND.
+    Proc,
+    /// The credential's opaque length beyond MAX_AUTH_BYTES (400) or the message.
+    CredLength,
+    /// CB_COMPOUND4args tag length huge.
+    TagLength,
+    /// CB_COMPOUND4args argarray count huge.
+    OpCount,
+    /// CB_SEQUENCE4args csa_slotid huge.
+    SlotId,
+    /// CB_SEQUENCE4args csa_highest_slotid huge.
+    HighestSlotId,
+    /// CB_SEQUENCE4args csa_referring_call_lists count huge.
+    ReferringCallLists,
+    /// CB_RECALL4args fh length beyond NFS4_FHSIZE (128).
+    RecallFhLength,
+}
+
+impl ReverseMutation {
+    pub const ALL: [ReverseMutation; 18] = [
+        ReverseMutation::Truncate,
+        ReverseMutation::Version,
+        ReverseMutation::Procedure,
+        ReverseMutation::Credit,
+        ReverseMutation::Xid,
+        ReverseMutation::ChunkWord,
+        ReverseMutation::RpcMsgType,
+        ReverseMutation::RpcVers,
+        ReverseMutation::Prog,
+        ReverseMutation::Vers,
+        ReverseMutation::Proc,
+        ReverseMutation::CredLength,
+        ReverseMutation::TagLength,
+        ReverseMutation::OpCount,
+        ReverseMutation::SlotId,
+        ReverseMutation::HighestSlotId,
+        ReverseMutation::ReferringCallLists,
+        ReverseMutation::RecallFhLength,
+    ];
+
+    /// The name in the tap (`Observed::Mutated`), reports and findings.
+    pub fn name(self) -> &'static str {
+        match self {
+            ReverseMutation::Truncate => "reverse-truncate",
+            ReverseMutation::Version => "reverse-version",
+            ReverseMutation::Procedure => "reverse-procedure",
+            ReverseMutation::Credit => "reverse-credit",
+            ReverseMutation::Xid => "reverse-xid",
+            ReverseMutation::ChunkWord => "reverse-chunk-word",
+            ReverseMutation::RpcMsgType => "reverse-msg-type",
+            ReverseMutation::RpcVers => "reverse-rpcvers",
+            ReverseMutation::Prog => "reverse-prog",
+            ReverseMutation::Vers => "reverse-vers",
+            ReverseMutation::Proc => "reverse-proc",
+            ReverseMutation::CredLength => "reverse-cred-length",
+            ReverseMutation::TagLength => "reverse-cb-tag-length",
+            ReverseMutation::OpCount => "reverse-cb-op-count",
+            ReverseMutation::SlotId => "reverse-csa-slotid",
+            ReverseMutation::HighestSlotId => "reverse-csa-highest-slotid",
+            ReverseMutation::ReferringCallLists => "reverse-csa-referring-call-lists",
+            ReverseMutation::RecallFhLength => "reverse-cb-recall-fh-length",
+        }
+    }
+
+    /// The values the word takes (the original is never kept: see `mutate_call`).
+    fn values(self) -> &'static [u32] {
+        const HUGE: &[u32] = &[0x1_0000, 0x7fff_ffff, u32::MAX];
+        match self {
+            ReverseMutation::Version => &[0, 2, 7, u32::MAX],
+            ReverseMutation::Procedure => &[2, 3, 4, 5, u32::MAX],
+            ReverseMutation::Credit => &[0, 0xffff, u32::MAX],
+            ReverseMutation::ChunkWord => &[1, 2, u32::MAX],
+            ReverseMutation::RpcMsgType => &[1, 2, u32::MAX],
+            ReverseMutation::RpcVers => &[0, 1, 3, u32::MAX],
+            ReverseMutation::Prog => &[0, 100003, u32::MAX],
+            ReverseMutation::Vers => &[0, 5, u32::MAX],
+            ReverseMutation::Proc => &[2, 3, u32::MAX],
+            ReverseMutation::CredLength => &[401, 0x7fff_ffff, u32::MAX],
+            ReverseMutation::RecallFhLength => &[129, 0x7fff_ffff, u32::MAX],
+            ReverseMutation::Truncate | ReverseMutation::Xid => &[],
+            _ => HUGE,
+        }
+    }
+}
+
+/// The big-endian word at `at`.
+fn word_at(b: &[u8], at: usize) -> Option<u32> {
+    b.get(at..at + 4).map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]))
+}
+
+/// Where each word a reverse mutation replaces sits in `call` (an RDMA_MSG or RDMA_NOMSG
+/// reverse-direction call as RFC 8167 5.1 frames it); a field not present (a Long call's RPC
+/// message is in a read chunk, CB_NULL has no arguments) is absent.
+pub fn reverse_fields(call: &[u8]) -> Vec<(ReverseMutation, usize)> {
+    use ReverseMutation as R;
+    let mut out = vec![(R::Xid, 0), (R::Version, 4), (R::Credit, 8), (R::Procedure, 12), (R::ChunkWord, 16)];
+    // RFC 8166 4.2: an RDMA_MSG with three empty chunk lists carries the RPC call at word 7.
+    if word_at(call, 12) != Some(0) || (16..28).step_by(4).any(|at| word_at(call, at) != Some(0)) {
+        return out;
+    }
+    let rpc = 28;
+    // RFC 5531 9: xid, msg_type, rpcvers, prog, vers, proc, cred (flavor, opaque), verf.
+    out.extend([(R::RpcMsgType, rpc + 4), (R::RpcVers, rpc + 8), (R::Prog, rpc + 12), (R::Vers, rpc + 16)]);
+    out.extend([(R::Proc, rpc + 20), (R::CredLength, rpc + 28)]);
+    let pad = |n: u32| (n as usize).div_ceil(4) * 4;
+    let walk = || -> Option<Vec<(ReverseMutation, usize)>> {
+        let mut fields = Vec::new();
+        let verf = rpc + 32 + pad(word_at(call, rpc + 28)?);
+        let mut at = verf + 8 + pad(word_at(call, verf + 4)?);
+        // RFC 8881 19.2: CB_COMPOUND is procedure 1.
+        if word_at(call, rpc + 20)? != 1 {
+            return Some(fields);
+        }
+        // CB_COMPOUND4args: tag, minorversion, callback_ident, argarray.
+        fields.push((R::TagLength, at));
+        at += 4 + pad(word_at(call, at)?) + 8;
+        let count = word_at(call, at)?;
+        fields.push((R::OpCount, at));
+        at += 4;
+        for _ in 0..count.min(16) {
+            match word_at(call, at)? {
+                // OP_CB_SEQUENCE (RFC 8881 20.9.1): sessionid[16], sequenceid, slotid,
+                // highest_slotid, cachethis, referring_call_lists<>.
+                11 => {
+                    fields.extend([
+                        (R::SlotId, at + 24),
+                        (R::HighestSlotId, at + 28),
+                        (R::ReferringCallLists, at + 36),
+                    ]);
+                    if word_at(call, at + 36)? != 0 {
+                        break;
+                    }
+                    at += 40;
+                }
+                // OP_CB_RECALL (RFC 8881 20.2.1): stateid (16), truncate, fh<NFS4_FHSIZE>.
+                4 => {
+                    fields.push((R::RecallFhLength, at + 24));
+                    at += 28 + pad(word_at(call, at + 24)?);
+                }
+                _ => break,
+            }
+        }
+        Some(fields)
+    };
+    out.extend(walk().unwrap_or_default().into_iter().filter(|(_, at)| at + 4 <= call.len()));
+    out
+}
+
+impl ReplyFuzz {
+    /// A mutated copy of the reverse-direction call `call` and how it was mutated, or None to
+    /// send it as it is; one in `one_in`, from the same generator as the replies.
+    pub fn mutate_call(&self, call: &[u8]) -> Option<(Vec<u8>, ReverseMutation)> {
+        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+        if call.len() < 16 || !rng.chance(1, self.one_in) {
+            return None;
+        }
+        let mut fields = reverse_fields(call);
+        fields.push((ReverseMutation::Truncate, 0));
+        let (m, at) = rng.pick(&fields);
+        let mut b = call.to_vec();
+        match m {
+            ReverseMutation::Truncate => b.truncate(rng.below(call.len() - 3)),
+            ReverseMutation::Xid => {
+                let x = word_at(call, 0)? ^ (1 + rng.u32() % 0xffff);
+                b[..4].copy_from_slice(&x.to_be_bytes())
+            }
+            _ => {
+                let old = word_at(call, at)?;
+                let values: Vec<u32> = m.values().iter().copied().filter(|v| *v != old).collect();
+                b[at..at + 4].copy_from_slice(&rng.pick(&values).to_be_bytes())
+            }
+        }
+        (b != call).then_some((b, m))
     }
 }
 
@@ -157,5 +370,100 @@ mod tests {
         for _ in 0..50 {
             assert_eq!(a.mutate(&reply()), b.mutate(&reply()));
         }
+    }
+
+    /// A Short reverse-direction call written by hand: RFC 8166 4.2's RDMA_MSG with three
+    /// empty lists, RFC 5531 9's call header (AUTH_NONE), and RFC 8881 19.2.1's CB_COMPOUND4args
+    /// with CB_SEQUENCE4args (20.9.1) and CB_RECALL4args (20.2.1).
+    fn cb_compound() -> Vec<u8> {
+        // Bytes 0..28: transport header; 28..68: RPC call; 68..88: tag "tag", minorversion,
+        // callback_ident, 2 ops; 88..128: OP_CB_SEQUENCE; 128..168: OP_CB_RECALL (fh of 8).
+        let transport = [0xc000_0001, 1, 8, 0, 0, 0, 0];
+        let rpc = [0xc000_0001, 0, 2, 0x4000_0000, 1, 1, 0, 0, 0, 0];
+        let compound = [4, 0x7461_6700, 1, 0, 2];
+        let sequence = [11, 0xa1, 0xa2, 0xa3, 0xa4, 7, 0, 3, 0, 0];
+        let recall = [4, 1, 0xb1, 0xb2, 0xb3, 0, 8, 0xf1, 0xf2, 0];
+        let w: Vec<u32> = [&transport[..], &rpc, &compound, &sequence, &recall].concat();
+        w.iter().flat_map(|x| x.to_be_bytes()).collect()
+    }
+
+    #[test]
+    fn every_reverse_mutation_changes_exactly_the_word_it_names() {
+        use ReverseMutation as R;
+        let at = |m| match m {
+            R::Xid => 0,
+            R::Version => 4,
+            R::Credit => 8,
+            R::Procedure => 12,
+            R::ChunkWord => 16,
+            R::RpcMsgType => 32,
+            R::RpcVers => 36,
+            R::Prog => 40,
+            R::Vers => 44,
+            R::Proc => 48,
+            R::CredLength => 56,
+            R::TagLength => 68,
+            R::OpCount => 84,
+            R::SlotId => 112,
+            R::HighestSlotId => 116,
+            R::ReferringCallLists => 124,
+            R::RecallFhLength => 152,
+            R::Truncate => usize::MAX,
+        };
+        let c = cb_compound();
+        let f = ReplyFuzz::new(11, 1);
+        let mut seen = std::collections::BTreeSet::new();
+        for _ in 0..3000 {
+            let Some((b, m)) = f.mutate_call(&c) else { continue };
+            seen.insert(m);
+            if m == R::Truncate {
+                assert!(b.len() < c.len() && c.starts_with(&b));
+                continue;
+            }
+            assert_eq!(b.len(), c.len(), "{m:?}");
+            let changed: Vec<usize> = (0..c.len() / 4).filter(|i| b[4 * i..4 * i + 4] != c[4 * i..4 * i + 4]).collect();
+            assert_eq!(changed, [at(m) / 4], "{m:?}");
+            let v = u32::from_be_bytes(b[at(m)..at(m) + 4].try_into().unwrap());
+            match m {
+                R::Version => assert_ne!(v, 1),
+                R::RpcMsgType => assert_ne!(v, 0, "still CALL"),
+                R::RpcVers => assert_ne!(v, 2),
+                R::CredLength => assert!(v > 400, "MAX_AUTH_BYTES"),
+                R::RecallFhLength => assert!(v > 128, "NFS4_FHSIZE"),
+                R::TagLength | R::OpCount | R::SlotId | R::HighestSlotId | R::ReferringCallLists => {
+                    assert!(v >= 0x1_0000, "{m:?} {v:#x}")
+                }
+                _ => {}
+            }
+        }
+        assert_eq!(seen.len(), ReverseMutation::ALL.len(), "{seen:?}");
+    }
+
+    #[test]
+    fn a_cb_null_or_long_call_offers_only_the_fields_it_has() {
+        use ReverseMutation as R;
+        // CB_NULL (procedure 0): the RPC header's words, no CB_COMPOUND ones.
+        let null: Vec<u8> = [1u32, 1, 8, 0, 0, 0, 0, 1, 0, 2, 0x4000_0000, 1, 0, 0, 0, 0, 0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        let f: Vec<R> = reverse_fields(&null).into_iter().map(|(m, _)| m).collect();
+        assert!(f.contains(&R::Proc) && f.contains(&R::CredLength) && !f.contains(&R::OpCount), "{f:?}");
+        // RDMA_NOMSG (1) with a read list: the RPC call is in the chunk, not here.
+        let long: Vec<u8> = [1u32, 1, 8, 1, 1, 0, 7, 64, 0, 0, 0, 0].iter().flat_map(|x| x.to_be_bytes()).collect();
+        let f: Vec<R> = reverse_fields(&long).into_iter().map(|(m, _)| m).collect();
+        assert_eq!(f, [R::Xid, R::Version, R::Credit, R::Procedure, R::ChunkWord]);
+    }
+
+    #[test]
+    fn reverse_mutations_follow_the_seed_and_the_rate() {
+        let (a, b) = (ReplyFuzz::new(5, 2), ReplyFuzz::new(5, 2));
+        let mut n = 0;
+        for _ in 0..400 {
+            let x = a.mutate_call(&cb_compound());
+            n += usize::from(x.is_some());
+            assert_eq!(x, b.mutate_call(&cb_compound()));
+        }
+        assert!((150..250).contains(&n), "{n} of 400 at one in 2");
     }
 }

@@ -34,6 +34,8 @@ pub(crate) struct State {
     outstanding: HashMap<u32, Outstanding>,
     /// Whether the connection's reverse-direction scenario (`reverse-burst`, ...) was played.
     scenario_played: bool,
+    /// The upper layer's calls sent so far (`replay` names the n-th, from 1).
+    sent: usize,
     /// Receives posted beyond the forward window for the replies to our calls (RFC 8167
     /// 4.3.2): as many as calls were ever outstanding at once.
     extra_receives: usize,
@@ -47,6 +49,7 @@ impl Default for State {
             outstanding: HashMap::new(),
             extra_receives: 0,
             scenario_played: false,
+            sent: 0,
         }
     }
 }
@@ -128,7 +131,15 @@ fn send_call(s: &mut Session<'_>, call: &[u8]) -> Result<(), Stop> {
     };
     s.reverse.outstanding.insert(c.xid, Outstanding { sent: msg.clone(), region });
     s.observe(Observed::ReverseCall { xid: c.xid });
-    s.transmit(&msg, None)
+    s.reverse.sent += 1;
+    // `serve --fuzz` / `replay`: a mutated or recorded call in its place. A requester may
+    // rightly drop it (RFC 8166 4.5) and never answer: it holds no reverse credit, so the
+    // calls after it still go out (a late reply to it matches nothing and is discarded).
+    let Some(replaced) = s.replace_reverse_call(s.reverse.sent, c.xid, &msg) else {
+        return s.transmit(&msg, None);
+    };
+    let _ = end(s, c.xid);
+    s.transmit(&replaced, None)
 }
 
 /// A reverse-direction reply arrived (RFC 8167 5.2): matched to its call by XID and handed
