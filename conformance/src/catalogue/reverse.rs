@@ -13,11 +13,11 @@ use rpcrdma_codec::xdr::Encode;
 
 use rpcrdma_peers::proto::callback::{CbCompoundArgs, CbCompoundRes, CbOp, CbOpResult, CB_COMPOUND, CB_NULL};
 use rpcrdma_peers::proto::nfs41::{
-    self, compound_res, CbSec, ChannelAttrs, Claim, Delegation, Op, OpenHow, Res, SessionId, Xdr,
+    self, compound_res, CbSec, ChannelAttrs, Claim, Delegation, Op, Res, SessionId, Xdr,
     CREATE_SESSION4_FLAG_CONN_BACK_CHAN, EXCHGID4_FLAG_USE_NON_PNFS, MINOR_V1, NFS4ERR_DELAY,
     NFS4ERR_MINOR_VERS_MISMATCH, NFS4ERR_NOTSUPP, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4,
-    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_ACCESS_WRITE, OPEN4_SHARE_DENY_NONE,
-    OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_OPEN, SP4_NONE,
+    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_ACCESS_WRITE, OP_CREATE_SESSION,
+    OP_EXCHANGE_ID, OP_OPEN, SP4_NONE,
 };
 
 use rpcrdma_peers::proto::nfs3::DIR_MANY;
@@ -366,14 +366,8 @@ fn provoke_recall(ctx: &mut Ctx, c: &mut Client) -> Result<bool, Verdict> {
     let mut seq = c.slot_seq;
     // A new client completes its (empty) reclaim before OPEN (RFC 8881 18.51).
     c.sequenced(ctx, sid, &mut seq, &[Op::ReclaimComplete { one_fs: false }], want)?;
-    let open = |clientid: u64, owner: &[u8], access: u32| Op::Open {
-        seqid: 0,
-        share_access: access,
-        share_deny: OPEN4_SHARE_DENY_NONE,
-        clientid,
-        owner: owner.to_vec(),
-        how: OpenHow::NoCreate,
-        claim: Claim::Null(name.as_bytes().to_vec()),
+    let open = |clientid: u64, owner: &[u8], access: u32| {
+        Op::open_existing(clientid, owner, access, Claim::Null(name.as_bytes().to_vec()))
     };
     let read = open(c.clientid, b"rpcrdma-reader", OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG);
     // The export's root (the MOUNT handle: NFSv4 takes the same file handles), not the

@@ -568,6 +568,20 @@ pub enum Op {
 }
 
 impl Op {
+    /// OPEN of an existing file, sharing with everyone (OPEN4_NOCREATE, OPEN4_SHARE_DENY_NONE;
+    /// seqid 0: minor version 1 ignores it, RFC 8881 18.16.3), as `owner` of `clientid`.
+    pub fn open_existing(clientid: u64, owner: &[u8], share_access: u32, claim: Claim) -> Op {
+        Op::Open {
+            seqid: 0,
+            share_access,
+            share_deny: OPEN4_SHARE_DENY_NONE,
+            clientid,
+            owner: owner.to_vec(),
+            how: OpenHow::NoCreate,
+            claim,
+        }
+    }
+
     /// The operation number.
     pub fn opnum(&self) -> u32 {
         match self {

@@ -19,10 +19,10 @@ use crate::proto::nfs3::{FILE_FIVE, NFS_PROGRAM};
 use crate::proto::nfs4::{NFS4_OK, NFSPROC4_COMPOUND};
 use crate::proto::nfs41::Op;
 use crate::proto::nfs41::{
-    compound_args, compound_res, CbSec, ChannelAttrs, Claim, CompoundRes, Delegation, OpenHow, Res, SessionId, Stateid,
+    compound_args, compound_res, CbSec, ChannelAttrs, Claim, CompoundRes, Delegation, Res, SessionId, Stateid,
     CDFC4_BACK_OR_BOTH, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, NFS4ERR_DELAY, NFS4ERR_NOTSUPP, OPEN4_SHARE_ACCESS_BOTH,
-    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_DENY_NONE, OP_CREATE_SESSION,
-    OP_EXCHANGE_ID, OP_GETFH, OP_OPEN, SP4_NONE,
+    OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_GETFH, OP_OPEN,
+    SP4_NONE,
 };
 use crate::proto::Call;
 
@@ -207,15 +207,7 @@ pub(super) fn workload(s: &mut Session<'_>) -> Step<()> {
     let Some(Res::GetFh(fh)) = r.find(OP_GETFH).cloned() else {
         return Err(WorkloadError { step: "LOOKUP", failure: Failure::Status(Some(r.status)) });
     };
-    let open = |access: u32, clientid: u64, owner: &[u8]| Op::Open {
-        seqid: 0,
-        share_access: access,
-        share_deny: OPEN4_SHARE_DENY_NONE,
-        clientid,
-        owner: owner.to_vec(),
-        how: OpenHow::NoCreate,
-        claim: Claim::Fh,
-    };
+    let open = |access: u32, clientid: u64, owner: &[u8]| Op::open_existing(clientid, owner, access, Claim::Fh);
     let access = OPEN4_SHARE_ACCESS_READ | OPEN4_SHARE_ACCESS_WANT_READ_DELEG;
     let ops = vec![Op::PutFh(fh.clone()), open(access, c.clientid, b"reader")];
     let r = s.sequenced("OPEN", &mut c, ops)?;
