@@ -16,6 +16,7 @@
 //! - [`private_data`]: RDMA-CM private data (RFC 8797, cm-pvt-data drafts).
 //! - [`v2`]: Version Two, with its optional operations [`v2::xcharext`] and [`v2::rtrext`].
 //! - [`profile`]: the spec choices left open, as one options value.
+//! - [`named_enum!`]: closed enums with a name per variant (reports, profiles, tables).
 #![cfg_attr(not(feature = "std"), no_std)]
 #![forbid(unsafe_code)]
 #![warn(missing_debug_implementations)]
@@ -27,7 +28,10 @@ pub mod ccp;
 pub mod check;
 pub mod chunk;
 pub mod error;
+pub mod hex;
 pub mod msgp;
+#[doc(hidden)]
+pub mod named_enum;
 pub mod private_data;
 pub mod profile;
 pub mod reassembly;

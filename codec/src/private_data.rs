@@ -319,28 +319,18 @@ pub fn find(buf: &[u8], profile: &Profile) -> Result<Lookup, DecodeError> {
     }
 }
 
-/// Which case [`effective`] applied.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    /// Version 1 data was found and is used.
-    Ok,
-    /// No identifier: defaults.
-    Absent,
-    /// The identifier with a version other than 1: defaults.
-    UnrecognisedVersion,
-    /// The identifier, but the content overruns the buffer: defaults.
-    Truncated,
-}
-
-impl Status {
-    /// `ok`, `absent`, `unrecognised-version`, `truncated`.
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Ok => "ok",
-            Status::Absent => "absent",
-            Status::UnrecognisedVersion => "unrecognised-version",
-            Status::Truncated => "truncated",
-        }
+crate::named_enum! {
+    /// Which case [`effective`] applied.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Status {
+        /// Version 1 data was found and is used.
+        Ok = "ok",
+        /// No identifier: defaults.
+        Absent = "absent",
+        /// The identifier with a version other than 1: defaults.
+        UnrecognisedVersion = "unrecognised-version",
+        /// The identifier, but the content overruns the buffer: defaults.
+        Truncated = "truncated",
     }
 }
 

@@ -141,6 +141,17 @@ impl Profile {
         "props-v2-03",
         "subset-msb",
     ];
+
+    /// The named choices in force, in [`Profile::NAMES`] order: those that [`Profile::apply`]
+    /// would leave unchanged; none for the default. Applied to `Profile::default()` they give
+    /// `self` again, so a report or a reproducer records a profile as these names.
+    pub fn choices(&self) -> impl Iterator<Item = &'static str> + '_ {
+        Self::NAMES.iter().copied().filter(move |name| {
+            let mut p = *self;
+            p.apply(name);
+            p == *self
+        })
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +166,25 @@ mod tests {
             assert_ne!(p, Profile::default(), "{name} changed nothing");
         }
         assert!(!Profile::default().apply("no-such-choice"));
+    }
+
+    #[test]
+    fn choices_name_what_is_in_force_and_rebuild_it() {
+        assert_eq!(Profile::default().choices().count(), 0);
+        let mut p = Profile::default();
+        for name in ["subset-msb", "v2-errors-02", "rfc5666-error-arm", "v2-errors-04"] {
+            p.apply(name);
+        }
+        // The later of two choices of one field wins; the order is NAMES'.
+        let names: Vec<&str> = p.choices().collect();
+        assert_eq!(names, ["rfc5666-error-arm", "v2-errors-04", "subset-msb"]);
+        let mut q = Profile::default();
+        names.iter().for_each(|n| assert!(q.apply(n)));
+        assert_eq!(q, p);
+        for name in Profile::NAMES {
+            let mut one = Profile::default();
+            one.apply(name);
+            assert_eq!(one.choices().collect::<Vec<_>>(), [*name]);
+        }
     }
 }

@@ -36,34 +36,18 @@ pub struct Evidence {
     pub how: How,
 }
 
-/// How a reason's code path is known.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum How {
-    /// Followed while it ran (tracepoints, a debugger, the peer's own debug log).
-    Traced,
-    /// Shown by a message sent to test it (a variant of the check's input).
-    Probed,
-    /// Read in the source of that exact version, step by step.
-    Read,
-    /// Read from the observed messages and the named functions, not followed line by line.
-    Inferred,
-}
-
-impl How {
-    pub const NAMES: [&'static str; 4] = ["traced", "probed", "read", "inferred"];
-
-    pub fn from_name(name: &str) -> Option<How> {
-        Some(match name {
-            "traced" => How::Traced,
-            "probed" => How::Probed,
-            "read" => How::Read,
-            "inferred" => How::Inferred,
-            _ => return None,
-        })
-    }
-
-    pub fn name(self) -> &'static str {
-        Self::NAMES[self as usize]
+rpcrdma_codec::named_enum! {
+    /// How a reason's code path is known.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum How {
+        /// Followed while it ran (tracepoints, a debugger, the peer's own debug log).
+        Traced = "traced",
+        /// Shown by a message sent to test it (a variant of the check's input).
+        Probed = "probed",
+        /// Read in the source of that exact version, step by step.
+        Read = "read",
+        /// Read from the observed messages and the named functions, not followed line by line.
+        Inferred = "inferred",
     }
 }
 
@@ -115,8 +99,10 @@ fn evidence(entry: &str, v: &serde_json::Value, measured: &[String]) -> Result<O
         ));
     }
     let how = text("how")?;
-    let how = How::from_name(&how)
-        .ok_or(format!("{entry}: evidence: how {how:?} is not one of {}", How::NAMES.join(", ")))?;
+    let how = How::from_name(&how).ok_or(format!(
+        "{entry}: evidence: how {how:?} is not one of {}",
+        How::ALL.iter().map(|h| h.name()).collect::<Vec<_>>().join(", ")
+    ))?;
     Ok(Some(Evidence { observed: text("observed")?, source: text("source")?, version, how }))
 }
 
@@ -151,12 +137,9 @@ impl Outcomes {
     /// Parses `"outcome"` or `"outcomes"` of the entry `id` (exactly one of them).
     fn from_entry(id: &str, d: &serde_json::Value) -> Result<Outcomes, String> {
         const DIVERGENT: &str = "\"fail\", \"pass-lax\" or \"unsupported\"";
-        let name = |o: &str| match o {
-            "pass" => Some(Outcome::Pass),
-            "pass-lax" => Some(Outcome::PassLax),
-            "fail" => Some(Outcome::Fail),
-            "unsupported" => Some(Outcome::Unsupported),
-            _ => None,
+        let name = |o: &str| {
+            Outcome::from_name(o)
+                .filter(|o| matches!(o, Outcome::Pass | Outcome::PassLax | Outcome::Fail | Outcome::Unsupported))
         };
         match (&d["outcome"], &d["outcomes"]) {
             (serde_json::Value::Null, serde_json::Value::Null) => {
@@ -427,41 +410,29 @@ fn known_findings(v: &serde_json::Value, measured: &[String]) -> Result<Vec<Know
     Ok(out)
 }
 
-/// The final status of a check after `--strict` and the profile.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Status {
-    Pass,
-    /// A SHOULD/MAY deviation, accepted without `--strict`.
-    PassLax,
-    /// A divergence the profile lists with this outcome.
-    ExpectedDivergence,
-    Fail,
-    /// The profile lists a divergence, but the check passed.
-    UnexpectedPass,
-    Unsupported,
-    Skipped,
-    /// Run but not judged: the check's precondition did not happen (see
-    /// [`Outcome::Inconclusive`]). The run fails under `--strict` ([`Status::fails`]).
-    Inconclusive,
-    /// The check broke: no verdict on the peer (whatever the profile says).
-    Error,
+rpcrdma_codec::named_enum! {
+    /// The final status of a check after `--strict` and the profile.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+    pub enum Status {
+        Pass = "pass",
+        /// A SHOULD/MAY deviation, accepted without `--strict`.
+        PassLax = "pass-lax",
+        /// A divergence the profile lists with this outcome.
+        ExpectedDivergence = "expected-divergence",
+        Fail = "fail",
+        /// The profile lists a divergence, but the check passed.
+        UnexpectedPass = "unexpected-pass",
+        Unsupported = "unsupported",
+        Skipped = "skipped",
+        /// Run but not judged: the check's precondition did not happen (see
+        /// [`Outcome::Inconclusive`]). The run fails under `--strict` ([`Status::fails`]).
+        Inconclusive = "inconclusive",
+        /// The check broke: no verdict on the peer (whatever the profile says).
+        Error = "error",
+    }
 }
 
 impl Status {
-    pub fn name(self) -> &'static str {
-        match self {
-            Status::Pass => "pass",
-            Status::PassLax => "pass-lax",
-            Status::ExpectedDivergence => "expected-divergence",
-            Status::Fail => "fail",
-            Status::UnexpectedPass => "unexpected-pass",
-            Status::Unsupported => "unsupported",
-            Status::Skipped => "skipped",
-            Status::Inconclusive => "inconclusive",
-            Status::Error => "error",
-        }
-    }
-
     /// Whether this status makes the run fail.
     pub fn is_failure(self) -> bool {
         matches!(self, Status::Fail | Status::UnexpectedPass)
@@ -593,15 +564,7 @@ mod tests {
     use std::time::Duration;
 
     fn result(id: &'static str, outcome: Outcome) -> CheckResult {
-        let check = Box::leak(Box::new(CheckInfo {
-            id,
-            judges: &[],
-            acceptable: "",
-            rationale: "",
-            groups: &[],
-            broken_by: &[],
-            precondition: None,
-        }));
+        let check = Box::leak(Box::new(CheckInfo::stub(id)));
         CheckResult {
             check,
             outcome,

@@ -12,6 +12,7 @@
 #![forbid(unsafe_code)]
 
 pub mod catalogue;
+pub mod coverage;
 pub mod engine;
 pub mod expectations;
 pub mod frame;

@@ -4,16 +4,14 @@
 //!
 //! The data lives in `conformance/requirements/*.tsv` (one table per specification, columns
 //! documented in `conformance/requirements/README.md`), next to the vendored spec texts it
-//! quotes. It is compiled in and parsed once. Apart from reading the server check IDs from
-//! [`crate::catalogue::all`] (to tell server checks from client checks when computing
-//! coverage), this module does not depend on the catalogue.
+//! quotes. It is compiled in and parsed once. What the checks cover of it, and its JSON,
+//! are [`crate::coverage`]'s; the spec-text tools that prove its quotes are the tests'.
 
-use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
-use serde_json::{json, Value};
+use rpcrdma_codec::check::KeyWord;
 
-use crate::proof::{self, Side};
+use crate::engine::CheckInfo;
 
 /// A specification of the matrix: its short name (the first part of requirement and check
 /// IDs), the vendored text, and its requirement table.
@@ -72,48 +70,54 @@ pub const HEADER: &str = "id\tspec\tsection\tkey_word\tnormative\tbinds\tobserva
 /// tables made up in tests.
 pub const HEADER_WITH_CHECKS: &str = "id\tspec\tsection\tkey_word\tnormative\tbinds\tobservable\tchecks\treason\ttext";
 
-/// Whether a statement's key word is normative.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Normative {
-    /// An uppercase BCP 14 key word.
-    Yes,
-    /// A lowercase key word in a document that follows RFC 8174: not normative.
-    No,
-    /// A lowercase key word in a document that cites RFC 2119 alone.
-    Unclear,
+rpcrdma_codec::named_enum! {
+    /// Whether a statement's key word is normative (the `normative` column).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Normative {
+        /// An uppercase BCP 14 key word.
+        Yes = "yes",
+        /// A lowercase key word in a document that follows RFC 8174: not normative.
+        No = "no",
+        /// A lowercase key word in a document that cites RFC 2119 alone.
+        Unclear = "unclear",
+    }
 }
 
-/// Whom a statement binds.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Binds {
-    Requester,
-    Responder,
-    /// Both peers (sender and receiver alike).
-    Both,
-    /// An Upper-Layer Binding specification.
-    Ulb,
-    /// The upper layer (the RPC consumer or ULP implementation).
-    UpperLayer,
-    /// The RDMA provider.
-    RdmaProvider,
-    Iana,
-    /// Authors of future specifications.
-    SpecAuthor,
+rpcrdma_codec::named_enum! {
+    /// Whom a statement binds (the `binds` column).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Binds {
+        Requester = "requester",
+        Responder = "responder",
+        /// Both peers (sender and receiver alike).
+        Both = "both",
+        /// An Upper-Layer Binding specification.
+        Ulb = "ulb",
+        /// The upper layer (the RPC consumer or ULP implementation).
+        UpperLayer = "upper-layer",
+        /// The RDMA provider.
+        RdmaProvider = "rdma-provider",
+        Iana = "iana",
+        /// Authors of future specifications.
+        SpecAuthor = "spec-author",
+    }
 }
 
-/// Who can observe whether a statement is kept.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Observable {
-    /// Acting as requester, judging a responder (`run`).
-    Server,
-    /// Acting as responder, judging a requester (`serve`).
-    Client,
-    /// Either way.
-    Both,
-    /// Only an encoding or decoding rule the codec enforces.
-    Codec,
-    /// Not observable on the wire; the `reason` column says why.
-    None,
+rpcrdma_codec::named_enum! {
+    /// Who can observe whether a statement is kept (the `observable` column).
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Observable {
+        /// Acting as requester, judging a responder (`run`).
+        Server = "server",
+        /// Acting as responder, judging a requester (`serve`).
+        Client = "client",
+        /// Either way.
+        Both = "both",
+        /// Only an encoding or decoding rule the codec enforces.
+        Codec = "codec",
+        /// Not observable on the wire; the `reason` column says why.
+        None = "none",
+    }
 }
 
 impl Observable {
@@ -158,82 +162,7 @@ impl Requirement {
     pub fn judged_by(&self) -> impl Iterator<Item = &str> {
         self.checks.iter().filter(|c| !c.partial).map(|c| c.id.as_str())
     }
-
-    pub fn to_json(&self) -> Value {
-        json!({
-            "id": self.id,
-            "spec": self.spec,
-            "section": self.section,
-            "key_word": self.key_word,
-            "normative": match self.normative {
-                Normative::Yes => "yes",
-                Normative::No => "no",
-                Normative::Unclear => "unclear",
-            },
-            "binds": binds_name(self.binds),
-            "observable": observable_name(self.observable),
-            "checks": self.checks.iter().filter(|c| !c.partial).map(|c| c.id.as_str()).collect::<Vec<_>>(),
-            "partial_checks": self.checks.iter().filter(|c| c.partial).map(|c| c.id.as_str()).collect::<Vec<_>>(),
-            "reason": self.reason,
-            "text": self.text,
-            // Per side: judged (a proof exists), and each proof: the check, its
-            // precondition, and the fault that breaks this statement under which it fails.
-            "proven": {
-                "server": proofs_json(self, Side::Server),
-                "client": proofs_json(self, Side::Client),
-            },
-        })
-    }
 }
-
-/// One side's proofs of a statement, for the JSON.
-fn proofs_json(r: &Requirement, side: Side) -> Value {
-    let proofs: Vec<Value> = proof::proofs(r, side)
-        .iter()
-        .map(|p| json!({"check": p.check, "precondition": p.precondition, "fault": p.fault, "outcome": p.outcome.name()}))
-        .collect();
-    json!({"judgeable": proof::judgeable(r, side), "judged": !proofs.is_empty(), "proofs": proofs})
-}
-
-/// The TSV's (and the JSON's) name of whom a statement binds.
-pub fn binds_name(b: Binds) -> &'static str {
-    match b {
-        Binds::Requester => "requester",
-        Binds::Responder => "responder",
-        Binds::Both => "both",
-        Binds::Ulb => "ulb",
-        Binds::UpperLayer => "upper-layer",
-        Binds::RdmaProvider => "rdma-provider",
-        Binds::Iana => "iana",
-        Binds::SpecAuthor => "spec-author",
-    }
-}
-
-/// The TSV's (and the JSON's) name of where a statement is observable.
-pub fn observable_name(o: Observable) -> &'static str {
-    match o {
-        Observable::Server => "server",
-        Observable::Client => "client",
-        Observable::Both => "both",
-        Observable::Codec => "codec",
-        Observable::None => "none",
-    }
-}
-
-/// The key words of BCP 14, longest first (so that `MUST NOT` is found before `MUST`).
-pub const KEY_WORDS: [&str; 11] = [
-    "MUST NOT",
-    "SHALL NOT",
-    "SHOULD NOT",
-    "NOT RECOMMENDED",
-    "MUST",
-    "SHALL",
-    "REQUIRED",
-    "SHOULD",
-    "RECOMMENDED",
-    "MAY",
-    "OPTIONAL",
-];
 
 /// Parses one table. Errors name the line.
 pub fn parse_table(spec: &str, table: &str) -> Result<Vec<Requirement>, String> {
@@ -257,31 +186,9 @@ pub fn parse_table(spec: &str, table: &str) -> Result<Vec<Requirement>, String> 
         if !typed_checks {
             f.insert(7, "");
         }
-        let normative = match f[4] {
-            "yes" => Normative::Yes,
-            "no" => Normative::No,
-            "unclear" => Normative::Unclear,
-            o => return Err(at(format!("normative {o:?}"))),
-        };
-        let binds = match f[5] {
-            "requester" => Binds::Requester,
-            "responder" => Binds::Responder,
-            "both" => Binds::Both,
-            "ulb" => Binds::Ulb,
-            "upper-layer" => Binds::UpperLayer,
-            "rdma-provider" => Binds::RdmaProvider,
-            "iana" => Binds::Iana,
-            "spec-author" => Binds::SpecAuthor,
-            o => return Err(at(format!("binds {o:?}"))),
-        };
-        let observable = match f[6] {
-            "server" => Observable::Server,
-            "client" => Observable::Client,
-            "both" => Observable::Both,
-            "codec" => Observable::Codec,
-            "none" => Observable::None,
-            o => return Err(at(format!("observable {o:?}"))),
-        };
+        let normative = Normative::from_name(f[4]).ok_or_else(|| at(format!("normative {:?}", f[4])))?;
+        let binds = Binds::from_name(f[5]).ok_or_else(|| at(format!("binds {:?}", f[5])))?;
+        let observable = Observable::from_name(f[6]).ok_or_else(|| at(format!("observable {:?}", f[6])))?;
         let checks = f[7]
             .split(',')
             .map(str::trim)
@@ -349,6 +256,58 @@ pub fn by_id(id: &str) -> Option<&'static Requirement> {
     all().iter().find(|r| r.id == id)
 }
 
+/// A check's requirement in the matrix's words: the quote and key word a check shows come
+/// from the statements it declares it judges (one source, tested verbatim against the specs).
+impl CheckInfo {
+    /// The requirement as the matrix quotes it: the text of each statement judged in full,
+    /// then (marked) those judged in part, each with its ID.
+    pub fn requirement(&self) -> String {
+        let mut parts: Vec<(bool, String)> = self
+            .judged()
+            .filter_map(|(id, partial)| {
+                let r = by_id(id)?;
+                Some((partial, format!("{} ({id}{})", r.text, if partial { ", in part" } else { "" })))
+            })
+            .collect();
+        parts.sort_by_key(|(partial, _)| *partial);
+        parts.into_iter().map(|(_, t)| t).collect::<Vec<_>>().join(" ... ")
+    }
+
+    /// The strongest key word among the statements judged in full (in part when none is).
+    pub fn key_word(&self) -> KeyWord {
+        let of = |partial: bool| {
+            self.judged()
+                .filter(|(_, p)| *p == partial)
+                .filter_map(|(id, _)| by_id(id).and_then(|r| key_word_of(&r.key_word)))
+                .min_by_key(|k| strength(*k))
+        };
+        of(false).or_else(|| of(true)).unwrap_or(KeyWord::May)
+    }
+}
+
+/// A matrix key word as the codec's [`KeyWord`] (lowercase as uppercase; REQUIRED and SHALL
+/// as MUST, RECOMMENDED as SHOULD, RFC 2119).
+fn key_word_of(s: &str) -> Option<KeyWord> {
+    Some(match s.to_ascii_uppercase().as_str() {
+        "MUST" | "REQUIRED" | "SHALL" => KeyWord::Must,
+        "MUST NOT" | "SHALL NOT" => KeyWord::MustNot,
+        "SHOULD" | "RECOMMENDED" => KeyWord::Should,
+        "SHOULD NOT" | "NOT RECOMMENDED" => KeyWord::ShouldNot,
+        "MAY" => KeyWord::May,
+        "OPTIONAL" => KeyWord::Optional,
+        _ => return None,
+    })
+}
+
+/// Strongest first: absolute requirements, then recommendations, then permissions.
+fn strength(k: KeyWord) -> u8 {
+    match k {
+        KeyWord::MustNot | KeyWord::Must => 0,
+        KeyWord::ShouldNot | KeyWord::Should => 1,
+        KeyWord::May | KeyWord::Optional => 2,
+    }
+}
+
 /// The requirements a check judges (fully), in table order.
 pub fn judged_by(check: &str) -> Vec<&'static Requirement> {
     all().iter().filter(|r| r.judged_by().any(|c| c == check)).collect()
@@ -364,200 +323,23 @@ pub fn checks_for(id: &str) -> Vec<&'static str> {
     by_id(id).map(|r| r.judged_by().collect()).unwrap_or_default()
 }
 
-/// Coverage of one side of one specification: observable statements, and those judged.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct Coverage {
-    pub judged: usize,
-    pub total: usize,
-}
+#[cfg(test)]
+mod key_word_tests {
+    use super::*;
 
-impl Coverage {
-    /// Judged over total, in percent; None when there is nothing to judge.
-    pub fn percent(self) -> Option<f64> {
-        (self.total > 0).then(|| 100.0 * self.judged as f64 / self.total as f64)
+    fn info(judges: &'static [&'static str]) -> CheckInfo {
+        CheckInfo { judges, ..CheckInfo::stub("x/1/y") }
     }
-}
 
-/// Coverage for a specification: the server side (statements a harness acting as requester
-/// can observe, judged by a `run` check) and the client side (acting as responder, judged by
-/// a `serve` check: any cited check that is not a server check).
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub struct SpecCoverage {
-    pub server: Coverage,
-    pub client: Coverage,
-}
-
-/// Coverage per specification, `judged` deciding whether a side judges a statement. Statements
-/// that are not normative (lowercase key words under RFC 8174) are left out, and so is a
-/// permission on the side that holds it ([`proof::judgeable`]).
-pub fn coverage_by(
-    reqs: &[Requirement],
-    judged: impl Fn(&Requirement, Side) -> bool,
-) -> BTreeMap<String, SpecCoverage> {
-    let mut out: BTreeMap<String, SpecCoverage> = BTreeMap::new();
-    for r in reqs {
-        let e = out.entry(r.spec.clone()).or_default();
-        if r.normative == Normative::No {
-            continue;
-        }
-        for (side, observable, c) in
-            [(Side::Server, r.observable.server(), &mut e.server), (Side::Client, r.observable.client(), &mut e.client)]
-        {
-            if observable && proof::judgeable(r, side) {
-                c.total += 1;
-                c.judged += usize::from(judged(r, side));
-            }
-        }
+    // rfc8166/3.3.1#2 is a MUST NOT, #3 a MAY; v2-01/4.2.2#1 says REQUIRED (RFC 2119: MUST).
+    #[test]
+    fn the_key_word_is_the_strongest_judged_in_full() {
+        assert_eq!(info(&["rfc8166/3.3.1#3", "rfc8166/3.3.1#2"]).key_word(), KeyWord::MustNot);
+        assert_eq!(info(&["rfc8166/3.3.1#3", "~rfc8166/3.3.1#2"]).key_word(), KeyWord::May);
+        assert_eq!(info(&["~rfc8166/3.3.1#2"]).key_word(), KeyWord::MustNot);
+        assert_eq!(info(&["v2-01/4.2.2#1"]).key_word(), KeyWord::Must);
+        let q = info(&["rfc8166/3.3.1#3", "~rfc8166/3.3.1#2"]).requirement();
+        assert!(q.starts_with("The requested and granted credit values MAY"), "{q}");
+        assert!(q.ends_with("(rfc8166/3.3.1#2, in part)"), "{q}");
     }
-    out
-}
-
-/// What the tables claim: a side judges a statement when one of its checks is cited in full
-/// (`server_checks` names the server side's; any other cited check is a client check).
-pub fn coverage_of(reqs: &[Requirement], server_checks: &[&str]) -> BTreeMap<String, SpecCoverage> {
-    coverage_by(reqs, |r, side| match side {
-        Side::Server => r.judged_by().any(|c| server_checks.contains(&c)),
-        Side::Client => r.judged_by().any(|c| !server_checks.contains(&c)),
-    })
-}
-
-/// What the checks really judge: a statement counts on a side only with a proof (a fault that
-/// breaks it making a citing check fail, [`proof::proofs`]).
-pub fn coverage_proven(reqs: &[Requirement]) -> BTreeMap<String, SpecCoverage> {
-    coverage_by(reqs, proof::judged)
-}
-
-/// Coverage per specification of the vendored tables against the catalogue, as proven.
-pub fn coverage() -> BTreeMap<String, SpecCoverage> {
-    coverage_proven(all())
-}
-
-/// The whole matrix as JSON: requirements and coverage (for `list --requirements --json`).
-pub fn to_json() -> Value {
-    let cov: serde_json::Map<String, Value> = coverage()
-        .into_iter()
-        .map(|(spec, c)| {
-            (
-                spec,
-                json!({
-                    "server": {"judged": c.server.judged, "total": c.server.total},
-                    "client": {"judged": c.client.judged, "total": c.client.total},
-                }),
-            )
-        })
-        .collect();
-    json!({
-        "requirements": all().iter().map(Requirement::to_json).collect::<Vec<_>>(),
-        "coverage": cov,
-    })
-}
-
-/// Collapses whitespace runs to one space and joins a hyphen at a line break (`RPC-\n
-/// over-RDMA` reads `RPC-over-RDMA`); applied to both the quoted and the quoting text.
-pub fn normalise(s: &str) -> String {
-    let collapsed = s.split_whitespace().collect::<Vec<_>>().join(" ");
-    collapsed.replace("- ", "-")
-}
-
-/// The lines of an RFC-style text without page footers (`... [Page 12]`), form feeds and
-/// the running header after each form feed.
-fn page_lines(text: &str) -> Vec<&str> {
-    let mut out: Vec<&str> = Vec::new();
-    let mut drop_header = false;
-    for line in text.trim_start_matches('\u{feff}').split('\n') {
-        let line = line.trim_end_matches('\r');
-        if line.contains('\u{c}') {
-            drop_header = line.replace('\u{c}', "").trim().is_empty();
-            continue;
-        }
-        if drop_header && !line.trim().is_empty() {
-            drop_header = false;
-            continue;
-        }
-        let t = line.trim_end();
-        if t.ends_with(']')
-            && t.rfind("[Page ").is_some_and(|i| t[i + 6..t.len() - 1].chars().all(|c| c.is_ascii_digit()))
-        {
-            continue;
-        }
-        out.push(line);
-    }
-    out
-}
-
-/// The section number of a heading line (`4.5.1.  Title`, `A.1.  Title`, `Appendix A.
-/// Title`), if it is one: at column 0, a number ending with a dot, two spaces, a title.
-pub fn heading(line: &str) -> Option<&str> {
-    let (num, rest) = if let Some(r) = line.strip_prefix("Appendix ") {
-        let dot = r.find('.')?;
-        (&r[..dot], &r[dot + 1..])
-    } else {
-        let end = line.find(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))?;
-        let tok = &line[..end];
-        let num = tok.strip_suffix('.')?;
-        let mut parts = num.split('.');
-        let first = parts.next()?;
-        let first_ok =
-            first.chars().all(|c| c.is_ascii_digit()) || (first.len() == 1 && first.as_bytes()[0].is_ascii_uppercase());
-        if first.is_empty() || !first_ok || !parts.all(|p| !p.is_empty() && p.chars().all(|c| c.is_ascii_digit())) {
-            return None;
-        }
-        (num, &line[end..])
-    };
-    let title = rest.strip_prefix("  ")?;
-    if num.is_empty() || title.trim().is_empty() {
-        return None;
-    }
-    Some(num)
-}
-
-/// The sections of an RFC-style text: (number, body without its heading), in order. A
-/// section runs from its heading to the next heading (subsections are not part of it).
-pub fn sections(text: &str) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for line in page_lines(text) {
-        if let Some(num) = heading(line) {
-            out.push((num.to_string(), String::new()));
-        } else if let Some((_, body)) = out.last_mut() {
-            body.push_str(line);
-            body.push('\n');
-        }
-    }
-    out
-}
-
-/// The normalised body of section `num` of the vendored text of `spec`.
-pub fn section_text(spec: &str, num: &str) -> Option<String> {
-    let s = self::spec(spec)?;
-    sections(s.text).into_iter().find(|(n, _)| n == num).map(|(_, body)| normalise(&body))
-}
-
-/// The BCP 14 key words in `text` (uppercase, whole words, longest match first).
-pub fn key_words_in(text: &str) -> Vec<&'static str> {
-    key_word_positions(text).into_iter().map(|(_, kw)| kw).collect()
-}
-
-/// The BCP 14 key words in `text` with their byte offsets. A key word is a whole word: not
-/// part of an identifier such as `RDMA2_OPTIONAL`.
-pub fn key_word_positions(text: &str) -> Vec<(usize, &'static str)> {
-    let mut found = Vec::new();
-    let bytes = text.as_bytes();
-    let word = |b: u8| b.is_ascii_alphanumeric() || b == b'_';
-    let mut i = 0;
-    'outer: while i < text.len() {
-        if i == 0 || !word(bytes[i - 1]) {
-            for kw in KEY_WORDS {
-                if bytes[i..].starts_with(kw.as_bytes()) {
-                    let j = i + kw.len();
-                    if j == text.len() || !word(bytes[j]) {
-                        found.push((i, kw));
-                        i = j;
-                        continue 'outer;
-                    }
-                }
-            }
-        }
-        i += 1;
-    }
-    found
 }

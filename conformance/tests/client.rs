@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use rpcrdma_conformance::catalogue::client::{all, judge_all, reverse, scenarios_of, v2};
+use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_peers::observe::Observed;
 use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
@@ -41,14 +42,17 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
     let mut runs = vec![None];
     runs.extend(scenarios_of(reverse::CHECKS.iter()).into_iter().map(Some));
     observed.extend(observed_workloads(&config(), &runs, &nfs41_options(), faults).0);
-    judge_all(&observed).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
+    judge_all(&observed, &Profile::default())
+        .into_iter()
+        .map(|r| (r.check.id, r.outcome, r.actual.to_string()))
+        .collect()
 }
 
 #[test]
 fn a_version_one_requester_gets_unsupported_from_every_version_two_check() {
     let runs: Vec<_> = Scenario::ALL.iter().copied().map(Some).chain([None]).collect();
     let (observed, _) = observed_workloads(&config(), &runs, &options(), &RequesterFaults::default());
-    let results = judge_all(&observed);
+    let results = judge_all(&observed, &Profile::default());
     for r in &results {
         let v2 = v2::CHECKS.iter().any(|c| c.info.id == r.check.id);
         if reverse::CHECKS.iter().any(|c| c.info.id == r.check.id) {
@@ -69,7 +73,7 @@ fn the_version_two_requester_speaks_version_two_on_every_connection() {
     assert!(errors.is_empty(), "{errors:?}");
     assert!(!observed.is_empty());
     for c in &observed {
-        let served = rpcrdma_conformance::catalogue::client::Served::of(c);
+        let served = rpcrdma_conformance::catalogue::client::Served::of(c, &Profile::default());
         assert!(v2::speaks_v2(&served), "{:?}", c.events.first());
     }
 }
@@ -79,7 +83,7 @@ fn the_version_two_requester_falls_back_to_version_one() {
     let config = Config { version_two: false, ..config() };
     let (observed, errors) = observed_workloads(&config, &[None], &v2_options(), &RequesterFaults::default());
     assert!(errors.is_empty(), "{errors:?}");
-    let results = judge_all(&observed);
+    let results = judge_all(&observed, &Profile::default());
     let v2_pass = results.iter().filter(|r| v2::CHECKS.iter().any(|c| c.info.id == r.check.id));
     // The connections began in Version Two: the Version Two checks judge them, and none fails.
     assert!(v2_pass.clone().all(|r| r.outcome != Outcome::Fail), "{results:?}");
@@ -152,7 +156,7 @@ fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
 fn outcome_of(id: &str, options: &RequesterOptions, faults: &RequesterFaults) -> (Outcome, String) {
     let check = all().find(|c| c.info.id == id).expect("a client check");
     let (observed, _) = observed_workloads(&config(), &[check.scenario], options, faults);
-    let results = rpcrdma_conformance::catalogue::client::judge(&[check], &observed);
+    let results = rpcrdma_conformance::catalogue::client::judge(&[check], &observed, &Profile::default());
     (results[0].outcome, results[0].actual.to_string())
 }
 
@@ -164,7 +168,7 @@ fn a_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer
     let serial = RequesterOptions { window: Some(1), ..options() };
     let none = RequesterFaults::default();
     // (check, a workload that gives no chance, a fault that breaks the rule given the chance)
-    let cases: [(&str, &RequesterOptions, &str); 8] = [
+    let cases: [(&str, &RequesterOptions, &str); 10] = [
         // One call at a time never reaches the grant of 8.
         ("rfc8166/3.3.1/requester-within-grant", &serial, "exceed-grant"),
         // Nothing sent after the reply that granted 0.
@@ -178,6 +182,9 @@ fn a_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer
         // No call over 1024 bytes in all: nothing that could have gone inline beyond it.
         ("rfc8797/5.1/requester-no-private-data", &stops, "assume-large-responder-receive"),
         ("rfc8797/5.2/requester-bad-identifier", &stops, "assume-large-responder-receive"),
+        // No call too long for inline without DDP-eligible data: no long call (RFC 8166 3.5.3).
+        ("rfc8166/4.2.4/requester-nomsg-payload", &stops, "nomsg-without-payload"),
+        ("rfc8166/3.5.3/requester-long-call-padded", &stops, "long-call-unpadded"),
     ];
     for (id, no_chance, fault) in cases {
         let check = all().find(|c| c.info.id == id).unwrap();

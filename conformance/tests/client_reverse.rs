@@ -7,6 +7,7 @@
 use std::time::Duration;
 
 use rpcrdma_conformance::catalogue::client::{judge, reverse, scenarios_of, Seen, Served};
+use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_conformance::frame::rpc::RpcKind;
 use rpcrdma_peers::observe::ObservedConnection;
@@ -31,14 +32,17 @@ fn observed(options: &RequesterOptions, faults: &RequesterFaults) -> (Vec<Observ
 
 fn outcomes(conns: &[ObservedConnection]) -> Vec<(&'static str, Outcome, String)> {
     let checks: Vec<_> = reverse::CHECKS.iter().collect();
-    judge(&checks, conns).into_iter().map(|r| (r.check.id, r.outcome, r.actual.to_string())).collect()
+    judge(&checks, conns, &Profile::default())
+        .into_iter()
+        .map(|r| (r.check.id, r.outcome, r.actual.to_string()))
+        .collect()
 }
 
 /// The procedures (and CB_COMPOUND operations) of the reverse-direction calls we sent.
 fn reverse_calls(conns: &[ObservedConnection]) -> Vec<String> {
     let mut out = Vec::new();
     for c in conns {
-        for (_, e) in &Served::of(c).events {
+        for (_, e) in &Served::of(c, &Profile::default()).events {
             let Seen::Reply(f) = e else { continue };
             let Some(Ok(rpc)) = f.rpc.as_ref() else { continue };
             let RpcKind::Call { proc_, .. } = rpc.kind else { continue };
@@ -171,7 +175,7 @@ fn a_forward_call_reusing_a_reverse_xid_is_no_answer() {
     assert_eq!(outcome, Outcome::Fail, "{actual}");
     // The forward call is a forward call to the forward checks.
     let observed = conn(reply(1));
-    let served = Served::of(&observed);
+    let served = Served::of(&observed, &Profile::default());
     let xids = reverse::reverse_xids(&served);
     let forward_frame = served.events.iter().find_map(|(_, e)| match e {
         Seen::Call(f) if matches!(f.rpc.as_ref(), Some(Ok(r)) if matches!(r.kind, RpcKind::Call { .. })) => Some(f),

@@ -6,12 +6,16 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use rpcrdma_conformance::catalogue;
+use rpcrdma_conformance::codec::profile::ErrorArm;
+use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::{
-    run_check, run_checks, Actual, Check, Direction, Mismatch, NoMessage, Outcome, RunOptions,
+    run_check, run_checks, Actual, Check, CheckInfo, Ctx, Direction, Mismatch, NoMessage, Outcome, RunOptions,
 };
 use rpcrdma_conformance::frame;
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::{Connection, Event, Result as TResult};
 
 fn responder(faults: Faults) -> EmulatedConnector<Responder> {
     EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
@@ -80,7 +84,7 @@ fn every_check_has_a_fault_that_breaks_it() {
         }
     }
     // The crash-like faults take the whole responder down; the fuzzer's tests prove they are
-    // found (conformance/tests/fuzz.rs).
+    // found (conformance/tests/fuzz.rs, fuzz_reverse.rs).
     for f in Faults::NAMES.iter().filter(|f| !Faults::CRASH_LIKE.contains(f)) {
         assert!(checks.iter().any(|c| c.info.broken_by.iter().any(|(n, _)| n == f)), "fault {f} is used by no check");
     }
@@ -127,15 +131,7 @@ fn a_silent_peer_ends_each_check_with_a_verdict() {
 /// A check whose scenario breaks (it registers memory before connecting): the harness's
 /// defect, reported as an error and never as the peer's failure.
 static BROKEN_CHECK: Check = Check {
-    info: rpcrdma_conformance::engine::CheckInfo {
-        id: "test/0/broken-scenario",
-        judges: &[],
-        acceptable: "",
-        rationale: "",
-        groups: &[],
-        broken_by: &[],
-        precondition: None,
-    },
+    info: CheckInfo::stub("test/0/broken-scenario"),
     run: |ctx| {
         ctx.register(64, rpcrdma_peers::transport::Access::READ);
         Err(rpcrdma_conformance::engine::Verdict::fail("unreachable", "unreachable"))
@@ -152,35 +148,37 @@ fn a_panicking_scenario_is_a_harness_error_not_a_peer_failure() {
     assert!(actual.contains("the scenario connects first"), "{actual}");
 }
 
-/// The reference responder behind a connection that rewrites the NFSv3 READDIR calls we send
-/// to ask for at most 256 bytes: a responder that answers a READDIR with a short listing, so
-/// the reply fits inline and the reply chunk is never needed.
-struct ShortReaddir(EmulatedConnector<Responder>);
+/// The reference responder behind connections that `hooks` bend (a fresh copy of them for
+/// each connection): a peer that never gives a check the event it needs.
+struct Bent<H> {
+    responder: EmulatedConnector<Responder>,
+    hooks: H,
+    what: &'static str,
+}
 
-struct ShortReaddirConnection(Box<dyn rpcrdma_peers::transport::Connection>);
-
-impl rpcrdma_peers::transport::Connector for ShortReaddir {
-    fn connect(
-        &mut self,
-        private_data: &[u8],
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<Box<dyn rpcrdma_peers::transport::Connection>> {
-        Ok(Box::new(ShortReaddirConnection(self.0.connect(private_data, deadline)?)))
+impl<H: Hooks + Clone + 'static> rpcrdma_peers::transport::Connector for Bent<H> {
+    fn connect(&mut self, private_data: &[u8], deadline: std::time::Instant) -> TResult<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.responder.connect(private_data, deadline)?, self.hooks.clone()))
     }
 
     fn describe(&self) -> String {
-        "emulated, READDIR counts cut to 256".into()
+        format!("emulated, {}", self.what)
     }
 }
 
-impl rpcrdma_peers::transport::Connection for ShortReaddirConnection {
-    fn peer_private_data(&self) -> &[u8] {
-        self.0.peer_private_data()
-    }
-    fn post_recv(&mut self, size: usize, count: usize) -> rpcrdma_peers::transport::Result<()> {
-        self.0.post_recv(size, count)
-    }
-    fn send(&mut self, msg: &[u8]) -> rpcrdma_peers::transport::Result<()> {
+/// The reference responder behind a connection that rewrites the NFSv3 READDIR calls we send
+/// to ask for at most 256 bytes: a responder that answers a READDIR with a short listing, so
+/// the reply fits inline and the reply chunk is never needed.
+fn short_readdir(faults: Faults) -> Bent<ShortReaddirHooks> {
+    Bent { responder: responder(faults), hooks: ShortReaddirHooks, what: "READDIR counts cut to 256" }
+}
+
+/// Cuts the count of every READDIR call we send.
+#[derive(Clone)]
+struct ShortReaddirHooks;
+
+impl Hooks for ShortReaddirHooks {
+    fn send(&mut self, inner: &mut dyn Connection, msg: &[u8]) -> TResult<()> {
         // An RPC call (msg_type 0, rpcvers 2) to NFS (100003) version 3, procedure 16
         // (READDIR): READDIR3args end with the count (RFC 1813 3.3.16), the last word of an
         // RDMA_MSG.
@@ -190,70 +188,7 @@ impl rpcrdma_peers::transport::Connection for ShortReaddirConnection {
             let n = msg.len();
             msg[n - 4..].copy_from_slice(&256u32.to_be_bytes());
         }
-        self.0.send(&msg)
-    }
-    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> rpcrdma_peers::transport::Result<()> {
-        self.0.send_with_invalidate(msg, handle)
-    }
-    fn register(
-        &mut self,
-        length: u32,
-        access: rpcrdma_peers::transport::Access,
-    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Region> {
-        self.0.register(length, access)
-    }
-    fn write_local(
-        &mut self,
-        region: &rpcrdma_peers::transport::Region,
-        at: u32,
-        data: &[u8],
-    ) -> rpcrdma_peers::transport::Result<()> {
-        self.0.write_local(region, at, data)
-    }
-    fn read_local(&self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<Vec<u8>> {
-        self.0.read_local(region)
-    }
-    fn accesses(
-        &self,
-        region: &rpcrdma_peers::transport::Region,
-    ) -> rpcrdma_peers::transport::Result<Vec<rpcrdma_peers::transport::RemoteAccess>> {
-        self.0.accesses(region)
-    }
-    fn is_valid(&self, region: &rpcrdma_peers::transport::Region) -> bool {
-        self.0.is_valid(region)
-    }
-    fn deregister(&mut self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<()> {
-        self.0.deregister(region)
-    }
-    fn rdma_read(
-        &mut self,
-        handle: u32,
-        offset: u64,
-        length: u32,
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<Vec<u8>> {
-        self.0.rdma_read(handle, offset, length, deadline)
-    }
-    fn rdma_write(
-        &mut self,
-        handle: u32,
-        offset: u64,
-        data: &[u8],
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<()> {
-        self.0.rdma_write(handle, offset, data, deadline)
-    }
-    fn poll(
-        &mut self,
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Event> {
-        self.0.poll(deadline)
-    }
-    fn disconnect(&mut self) {
-        self.0.disconnect()
-    }
-    fn is_connected(&self) -> bool {
-        self.0.is_connected()
+        inner.send(&msg)
     }
 }
 
@@ -261,28 +196,17 @@ impl rpcrdma_peers::transport::Connection for ShortReaddirConnection {
 /// that answers no call of ours (its reverse-direction calls, RFC 8167): a server that never
 /// calls back, so the reverse-direction checks have nothing to judge.
 /// With `cb_null_only`, only the CB_NULLs (procedure 0) are lost, answered by the connection.
-struct NoReverseCalls(EmulatedConnector<Responder>, bool);
+fn no_reverse_calls(faults: Faults, cb_null_only: bool) -> Bent<NoReverseCallsHooks> {
+    let hooks = NoReverseCallsHooks { cb_null_only, sent: Default::default() };
+    Bent { responder: responder(faults), hooks, what: "the responder's reverse-direction calls lost" }
+}
 
-struct NoReverseCallsConnection {
-    inner: Box<dyn rpcrdma_peers::transport::Connection>,
+/// Loses the responder's messages that answer no call of ours (or only its CB_NULLs).
+#[derive(Clone)]
+struct NoReverseCallsHooks {
     cb_null_only: bool,
     /// The rdma_xid of every message we sent.
     sent: std::collections::HashSet<u32>,
-}
-
-impl rpcrdma_peers::transport::Connector for NoReverseCalls {
-    fn connect(
-        &mut self,
-        private_data: &[u8],
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<Box<dyn rpcrdma_peers::transport::Connection>> {
-        let inner = self.0.connect(private_data, deadline)?;
-        Ok(Box::new(NoReverseCallsConnection { inner, cb_null_only: self.1, sent: Default::default() }))
-    }
-
-    fn describe(&self) -> String {
-        "emulated, the responder's reverse-direction calls lost".into()
-    }
 }
 
 /// Word `i` of a message.
@@ -290,102 +214,38 @@ fn word(m: &[u8], i: usize) -> Option<u32> {
     m.get(4 * i..4 * i + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
 }
 
-impl rpcrdma_peers::transport::Connection for NoReverseCallsConnection {
-    fn peer_private_data(&self) -> &[u8] {
-        self.inner.peer_private_data()
-    }
-    fn post_recv(&mut self, size: usize, count: usize) -> rpcrdma_peers::transport::Result<()> {
-        self.inner.post_recv(size, count)
-    }
-    fn send(&mut self, msg: &[u8]) -> rpcrdma_peers::transport::Result<()> {
+impl Hooks for NoReverseCallsHooks {
+    fn send(&mut self, inner: &mut dyn Connection, msg: &[u8]) -> TResult<()> {
         self.sent.extend(word(msg, 0));
-        self.inner.send(msg)
+        inner.send(msg)
     }
-    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> rpcrdma_peers::transport::Result<()> {
+    fn send_with_invalidate(&mut self, inner: &mut dyn Connection, msg: &[u8], handle: u32) -> TResult<()> {
         self.sent.extend(word(msg, 0));
-        self.inner.send_with_invalidate(msg, handle)
+        inner.send_with_invalidate(msg, handle)
     }
-    fn register(
-        &mut self,
-        length: u32,
-        access: rpcrdma_peers::transport::Access,
-    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Region> {
-        self.inner.register(length, access)
-    }
-    fn write_local(
-        &mut self,
-        region: &rpcrdma_peers::transport::Region,
-        at: u32,
-        data: &[u8],
-    ) -> rpcrdma_peers::transport::Result<()> {
-        self.inner.write_local(region, at, data)
-    }
-    fn read_local(&self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<Vec<u8>> {
-        self.inner.read_local(region)
-    }
-    fn accesses(
-        &self,
-        region: &rpcrdma_peers::transport::Region,
-    ) -> rpcrdma_peers::transport::Result<Vec<rpcrdma_peers::transport::RemoteAccess>> {
-        self.inner.accesses(region)
-    }
-    fn is_valid(&self, region: &rpcrdma_peers::transport::Region) -> bool {
-        self.inner.is_valid(region)
-    }
-    fn deregister(&mut self, region: &rpcrdma_peers::transport::Region) -> rpcrdma_peers::transport::Result<()> {
-        self.inner.deregister(region)
-    }
-    fn rdma_read(
-        &mut self,
-        handle: u32,
-        offset: u64,
-        length: u32,
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<Vec<u8>> {
-        self.inner.rdma_read(handle, offset, length, deadline)
-    }
-    fn rdma_write(
-        &mut self,
-        handle: u32,
-        offset: u64,
-        data: &[u8],
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<()> {
-        self.inner.rdma_write(handle, offset, data, deadline)
-    }
-    fn poll(
-        &mut self,
-        deadline: std::time::Instant,
-    ) -> rpcrdma_peers::transport::Result<rpcrdma_peers::transport::Event> {
-        use rpcrdma_peers::transport::Event;
+    fn poll(&mut self, inner: &mut dyn Connection, deadline: std::time::Instant) -> TResult<Event> {
         loop {
-            let e = self.inner.poll(deadline)?;
+            let e = inner.poll(deadline)?;
             if let Event::Recv { data, .. } = &e {
                 // Not a reply to us: another XID, or an RDMA_MSG carrying an RPC CALL.
                 let ours = word(data, 0).is_some_and(|x| self.sent.contains(&x));
                 let call = word(data, 3) == Some(0) && word(data, 8) == Some(0);
                 let lost = if self.cb_null_only { call && word(data, 12) == Some(0) } else { !ours || call };
                 if !data.is_empty() && lost {
-                    self.inner.post_recv(4096, 1)?;
+                    inner.post_recv(4096, 1)?;
                     if self.cb_null_only {
                         // Answered here, unseen by the check (RFC 8167 5.2: RDMA_MSG with the
                         // RPC XID, then an accepted SUCCESS reply; one reverse credit granted).
                         let xid = word(data, 7).unwrap_or(0);
                         let reply: Vec<u8> =
                             [xid, 1, 1, 0, 0, 0, 0, xid, 1, 0, 0, 0, 0].iter().flat_map(|w| w.to_be_bytes()).collect();
-                        self.inner.send(&reply)?;
+                        inner.send(&reply)?;
                     }
                     continue;
                 }
             }
             return Ok(e);
         }
-    }
-    fn disconnect(&mut self) {
-        self.inner.disconnect()
-    }
-    fn is_connected(&self) -> bool {
-        self.inner.is_connected()
     }
 }
 
@@ -396,12 +256,12 @@ fn without_cb_null_the_reverse_checks_judge_a_provoked_recall() {
     for id in
         ["rfc8167/5.1/reverse-call-framing", "rfc8167/5.2/hostile-reverse-replies", "rfc8167/4.1/reverse-credits-kept"]
     {
-        let mut conn = NoReverseCalls(responder(Faults::default()), true);
+        let mut conn = no_reverse_calls(Faults::default(), true);
         let r = run_check(check(id), &mut conn, &options());
         assert_eq!(r.outcome, Outcome::Pass, "{id}: {}", r.actual);
     }
     // The CB_RECALL is judged: a framing fault shows on it.
-    let mut conn = NoReverseCalls(responder(Faults::only("reverse-call-xid-mismatch")), true);
+    let mut conn = no_reverse_calls(Faults::only("reverse-call-xid-mismatch"), true);
     let r = run_check(check("rfc8167/5.1/reverse-call-framing"), &mut conn, &options());
     assert_eq!(r.outcome, Outcome::Fail, "{}", r.actual);
 }
@@ -413,12 +273,12 @@ fn without_cb_null_the_reverse_checks_judge_a_provoked_recall() {
 fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaking_peer_fails() {
     type NoChance = fn(Faults) -> Box<dyn rpcrdma_peers::transport::Connector>;
     // (check, a responder that gives no chance, the faults that break the rule given the chance)
-    let no_reverse: NoChance = |f| Box::new(NoReverseCalls(responder(f), false));
+    let no_reverse: NoChance = |f| Box::new(no_reverse_calls(f, false));
     let cases: [(&str, NoChance, &[&str]); 6] = [
         // A short listing fits inline: nothing had to go through the reply chunk.
         (
             "rfc8166/3.5.3/long-reply-via-reply-chunk",
-            |f| Box::new(ShortReaddir(responder(f))),
+            |f| Box::new(short_readdir(f)),
             &["ignore-reply-chunk", "reply-chunk-offset-advanced"],
         ),
         // A server that never calls back gives the reverse-direction checks nothing to judge.
@@ -432,7 +292,9 @@ fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaki
         ("rfc8167/4.1/reverse-credits-kept", no_reverse, &["reverse-call-over-credits"]),
         ("rfc8167/5.2/hostile-reverse-replies", no_reverse, &["reverse-reply-answered"]),
     ];
-    for c in catalogue::all().iter().filter(|c| c.info.precondition.is_some()) {
+    // RFC 8267 6.4's checks are proven the same way in tests/nfs41_forward.rs.
+    let elsewhere = |id: &str| id.starts_with("rfc8267/6.4.");
+    for c in catalogue::all().iter().filter(|c| c.info.precondition.is_some() && !elsewhere(c.info.id)) {
         assert!(cases.iter().any(|(id, _, _)| *id == c.info.id), "{}: precondition not proven here", c.info.id);
     }
     for (id, no_chance, faults) in cases {
@@ -451,5 +313,41 @@ fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaki
             let r = run_check(c, &mut responder(Faults::only(fault)), &options());
             assert_eq!(r.outcome, Outcome::Fail, "{id} with {fault}: {}", r.actual);
         }
+    }
+}
+
+/// Replaces every message the responder sends with RDMA_ERROR of rdma_err 3 followed by
+/// RFC 5666 4.3's `rdma_extra[8]`: a message only the RFC 5666 error arm decodes.
+#[derive(Clone)]
+struct UnknownErrorHooks;
+
+impl Hooks for UnknownErrorHooks {
+    fn poll(&mut self, inner: &mut dyn Connection, deadline: std::time::Instant) -> TResult<Event> {
+        Ok(match inner.poll(deadline)? {
+            Event::Recv { status, data, invalidated } => {
+                let mut w = vec![word(&data, 0).unwrap_or(0), 1, 1, 4, 3];
+                w.extend([0; 8]);
+                Event::Recv { status, data: w.iter().flat_map(|x| x.to_be_bytes()).collect(), invalidated }
+            }
+            other => other,
+        })
+    }
+}
+
+/// The run's profile reaches every decode: the same received bytes are malformed under the
+/// defaults (RFC 8166 4.1.2 has no default error arm) and an RDMA_ERROR under the RFC 5666
+/// error arm.
+#[test]
+fn every_received_message_is_decoded_under_the_runs_profile() {
+    let rfc5666 = Profile { error_arm: ErrorArm::Rfc5666, ..Profile::default() };
+    for (profile, decodes) in [(Profile::default(), false), (rfc5666, true)] {
+        let mut conn =
+            Bent { responder: responder(Faults::default()), hooks: UnknownErrorHooks, what: "errors of code 3" };
+        let mut ctx = Ctx::new(&mut conn, RunOptions { profile, ..options() });
+        ctx.connect().expect("connected");
+        let null = ctx.null();
+        let got = ctx.call(&null.msg());
+        let f = got.frame().expect("a message");
+        assert_eq!(f.header.is_ok(), decodes, "{profile:?}: {f}");
     }
 }

@@ -25,6 +25,7 @@ fn config(seed: u64, max_messages: u64, reply: Duration) -> Config {
         minimise_time: Duration::from_secs(60),
         tool_version: "test".into(),
         stop_after_findings: Some(1),
+        reuse_connections: true,
         ..Config::default()
     }
 }
@@ -240,4 +241,98 @@ fn a_crash_ends_the_run_when_the_peer_cannot_be_restarted() {
     let n = f.reproducer.messages.len();
     assert!(n >= 1 && n <= f.reproducer.original_messages, "{n} of {}", f.reproducer.original_messages);
     assert!(r.messages < 2000, "the run stopped at the crash");
+}
+
+/// Without `reuse_connections` (the default, and `fuzz` without `--reuse-connections`) every
+/// case has a connection of its own and a NULL after it: nothing goes on across cases.
+#[test]
+fn without_reuse_every_case_opens_its_own_connection_and_is_probed_by_a_null() {
+    let mut c = config(7, 120, Duration::from_millis(300));
+    (c.stop_after_findings, c.reuse_connections) = (None, false);
+    let r = fuzz::run(&mut Embedded::new(Faults::default()), &c, &AtomicBool::new(false), |_| {});
+    assert!(r.cases > 20, "{}", summary(&r));
+    assert_eq!((r.reused, r.own_probes), (0, 0), "{}", summary(&r));
+    assert!(r.connections >= r.cases, "{} connections for {} cases", r.connections, r.cases);
+    // The same seed with reuse: connections go on across cases.
+    c.reuse_connections = true;
+    let r = fuzz::run(&mut Embedded::new(Faults::default()), &c, &AtomicBool::new(false), |_| {});
+    assert!(r.reused > 0 && r.connections < r.cases, "{}", summary(&r));
+}
+
+/// Cases go on over one connection while the peer keeps it healthy, and a seed and a case
+/// number still name what was sent: a run resumed with `skip_cases` (no feedback) sends, case
+/// for case, the same messages as the run it resumes, its first case on a fresh connection.
+#[test]
+fn a_resumed_run_sends_the_same_cases_though_connections_went_on_across_cases() {
+    let dir = std::env::temp_dir().join(format!("rpcrdma-fuzz-resume-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let journal = |name: &str| {
+        let path = dir.join(name);
+        let _ = std::fs::remove_file(&path);
+        (path.clone(), std::sync::Arc::new(fuzz::Journal::open(&path).unwrap()))
+    };
+    let run = |skip: u64, budget: u64, j: std::sync::Arc<fuzz::Journal>| {
+        let mut c = config(7, budget, Duration::from_millis(300));
+        (c.stop_after_findings, c.feedback, c.skip_cases, c.journal) = (None, false, skip, Some(j));
+        fuzz::run(&mut Embedded::new(Faults::default()), &c, &AtomicBool::new(false), |_| {})
+    };
+    // Each case's line: its number, its messages, the cases before it on its connection.
+    let cases = |path: &std::path::Path| -> Vec<(u64, serde_json::Value, Vec<u64>)> {
+        std::fs::read_to_string(path)
+            .unwrap()
+            .lines()
+            .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+            .filter(|v| v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case ")))
+            .map(|v| {
+                let after = v["journal"]["after"]
+                    .as_array()
+                    .map_or(Vec::new(), |a| a.iter().map(|n| n.as_u64().unwrap()).collect());
+                (v["case"].as_u64().unwrap(), v["messages"].clone(), after)
+            })
+            .collect()
+    };
+    let (whole_path, whole_journal) = journal("whole");
+    let whole = run(0, 120, whole_journal);
+    assert!(whole.reused * 2 > whole.cases, "most cases went on over a kept connection: {}", summary(&whole));
+    assert!(whole.connections < whole.cases, "{} connections for {} cases", whole.connections, whole.cases);
+    let whole = cases(&whole_path);
+    // The case resumed from went on over the connection of the cases before it.
+    let from = whole.iter().find(|(n, _, after)| *n > 5 && !after.is_empty()).expect("a reused case").0;
+    let (resumed_path, resumed_journal) = journal("resumed");
+    let resumed = run(from - 1, 40, resumed_journal);
+    assert_eq!(resumed.skipped, from - 1);
+    let resumed = cases(&resumed_path);
+    assert!(resumed.len() > 5, "{} cases", resumed.len());
+    assert_eq!(resumed[0].0, from);
+    assert!(resumed[0].2.is_empty(), "the first resumed case opens a fresh connection: {:?}", resumed[0].2);
+    for (n, messages, _) in &resumed {
+        let Some((_, before, _)) = whole.iter().find(|(m, _, _)| m == n) else { break };
+        assert_eq!(messages, before, "case {n} differs when resumed");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A finding that needs the cases before it on its connection: the zero-credit hang takes
+/// two zero-credit messages in a row, and the run sent them in two cases one after the other.
+/// On a peer that cannot be restarted (no trials) the reproducer carries the case before; it
+/// replays against the faulty responder, not against the faithful one, and not without it.
+#[test]
+fn a_finding_that_needs_the_cases_before_it_replays_with_them() {
+    let fault = "hang-on-zero-credit-pair";
+    let mut t = Unrestartable(Embedded::new(Faults::only(fault)));
+    let r = fuzz::run(&mut t, &config(2, 2000, Duration::from_millis(250)), &AtomicBool::new(false), |_| {});
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    let repro = &r.findings[0].reproducer;
+    assert_eq!(repro.kind.class, Class::Hang, "{}", summary(&r));
+    assert!(!repro.preceding.is_empty(), "found within one case: {repro:?}");
+    let back = Reproducer::from_json(&serde_json::from_str(&repro.to_json().to_string()).unwrap()).unwrap();
+    assert_eq!(&back, repro);
+    let timing = Timing { reply: Duration::from_millis(250) };
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &back, timing);
+    assert!(hit, "replay against the faulty responder found {got:?}");
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &back, timing);
+    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+    let alone = Reproducer { preceding: Vec::new(), ..back };
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &alone, timing);
+    assert!(!hit, "the case alone shows it ({got:?}): this test needs a finding that takes the case before");
 }

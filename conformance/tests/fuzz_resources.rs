@@ -102,6 +102,7 @@ fn config(max_messages: u64) -> Config {
         options: RunOptions { timeout: Duration::from_secs(2), ..RunOptions::default() },
         timing: Timing { reply: Duration::from_millis(300) },
         tool_version: "test".into(),
+        reuse_connections: true,
         ..Config::default()
     }
 }
@@ -109,7 +110,9 @@ fn config(max_messages: u64) -> Config {
 #[test]
 fn a_peer_keeping_memory_per_connection_is_a_finding_and_is_restarted_before_the_machine_runs_out() {
     let mut m = Machine::new(PER_CONNECTION_KIB);
-    let r = fuzz::run(&mut m, &config(3000), &AtomicBool::new(false), |_| {});
+    // Cases go on over one connection while it stays up (fuzz::CASES_PER_CONNECTION at most):
+    // the budget that opens the hundred-odd connections that would run the machine out.
+    let r = fuzz::run(&mut m, &config(20_000), &AtomicBool::new(false), |_| {});
     assert_eq!(r.ended, Ended::Messages, "the run reached its budget: {:?}", r.ended);
     assert!(!m.ran_out, "the machine ran out of memory (least available {} KiB)", m.least_available);
     let leaks: Vec<_> = r.findings.iter().filter(|f| f.reproducer.kind.class == Class::ResourceLeak).collect();

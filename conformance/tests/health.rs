@@ -6,7 +6,8 @@ use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
 use rpcrdma_conformance::catalogue;
-use rpcrdma_conformance::engine::health::{run_watched, CommandRun, Peer};
+use rpcrdma_conformance::engine::health::{CommandRun, Peer};
+use rpcrdma_conformance::engine::run_watched;
 use rpcrdma_conformance::engine::{Check, DownKind, Outcome, RunOptions};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;

@@ -6,10 +6,13 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use rpcrdma_conformance::catalogue;
+use rpcrdma_conformance::coverage::{self, coverage_of, Coverage};
 use rpcrdma_conformance::requirements::{
-    self, coverage_of, key_word_positions, key_words_in, normalise, parse_table, section_text, sections, Binds,
-    Coverage, Normative, Observable, Requirement, HEADER, HEADER_WITH_CHECKS, SPECS,
+    self, parse_table, Binds, Normative, Observable, Requirement, HEADER, HEADER_WITH_CHECKS, SPECS,
 };
+
+mod spec_text;
+use spec_text::{key_word_positions, key_words_in, normalise, section_text, sections};
 
 fn server_ids() -> Vec<&'static str> {
     catalogue::all().iter().map(|c| c.info.id).collect()
@@ -154,6 +157,9 @@ fn parse_table_rejects_what_it_should() {
     ] {
         assert!(parse_table("x", &bad).is_err(), "accepted:\n{bad}");
     }
+    // The error names the table's line and the value.
+    let bad = good.replace("\tresponder\t", "\tserver-side\t");
+    assert_eq!(parse_table("x", &bad).unwrap_err(), "x.tsv line 2: binds \"server-side\"");
     // The shipped form: no checks column (the checks declare what they judge).
     let shipped = format!("{HEADER}\nx/1#1\tx\t1\tMUST\tyes\tresponder\tserver\t\tThe peer MUST do it.\n");
     assert!(parse_table("x", &shipped).unwrap()[0].checks.is_empty());
@@ -366,7 +372,7 @@ fn coverage_of_the_matrix() {
             e[2] += side(&client) as usize;
         }
     }
-    let cov = requirements::coverage();
+    let cov = coverage::coverage();
     let pct = |c: Coverage| c.percent().map_or("   -".to_string(), |p| format!("{p:>3.0}%"));
     eprintln!("{:<12} {:>6} {:>16} {:>16}", "spec", "rows", "server judged", "client judged");
     for s in &SPECS {
@@ -387,7 +393,7 @@ fn coverage_of_the_matrix() {
             pct(c.client)
         );
     }
-    let v = requirements::to_json();
+    let v = coverage::to_json();
     assert_eq!(v["requirements"].as_array().map(Vec::len), Some(requirements::all().len()));
     assert_eq!(v["coverage"]["rfc8166"]["server"]["total"].as_u64(), Some(mine["rfc8166"][1] as u64));
 }

@@ -8,77 +8,35 @@ use rpcrdma_conformance::catalogue;
 use rpcrdma_conformance::engine::{run_check, Check, Outcome, RunOptions};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::{
-    Access, Connection, Connector, Event, Region, RemoteAccess, Result as TResult, WcStatus,
-};
+use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::{Connection, Connector, Event, Result as TResult, WcStatus};
 
 /// Like siw through rdma-core: every receive arrives as a plain Send.
 struct Unseeing<C>(C);
 
-struct UnseeingConnection(Box<dyn Connection>);
+/// Reports every receive as a plain Send, and says it cannot tell.
+struct UnseeingHooks;
 
-impl<C: Connector> Connector for Unseeing<C> {
-    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Box::new(UnseeingConnection(self.0.connect(private_data, deadline)?)))
-    }
-    fn describe(&self) -> String {
-        format!("{} (blind to Send With Invalidate)", self.0.describe())
-    }
-}
-
-impl Connection for UnseeingConnection {
-    fn peer_private_data(&self) -> &[u8] {
-        self.0.peer_private_data()
-    }
-    fn post_recv(&mut self, size: usize, count: usize) -> TResult<()> {
-        self.0.post_recv(size, count)
-    }
-    fn send(&mut self, msg: &[u8]) -> TResult<()> {
-        self.0.send(msg)
-    }
-    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> TResult<()> {
-        self.0.send_with_invalidate(msg, handle)
-    }
-    fn register(&mut self, length: u32, access: Access) -> TResult<Region> {
-        self.0.register(length, access)
-    }
-    fn write_local(&mut self, region: &Region, at: u32, data: &[u8]) -> TResult<()> {
-        self.0.write_local(region, at, data)
-    }
-    fn read_local(&self, region: &Region) -> TResult<Vec<u8>> {
-        self.0.read_local(region)
-    }
-    fn accesses(&self, region: &Region) -> TResult<Vec<RemoteAccess>> {
-        self.0.accesses(region)
-    }
-    fn observes_invalidation(&self) -> bool {
+impl Hooks for UnseeingHooks {
+    fn observes_invalidation(&self, _: &dyn Connection) -> bool {
         false
     }
-    fn is_valid(&self, region: &Region) -> bool {
-        self.0.is_valid(region)
-    }
-    fn deregister(&mut self, region: &Region) -> TResult<()> {
-        self.0.deregister(region)
-    }
-    fn rdma_read(&mut self, handle: u32, offset: u64, length: u32, deadline: Instant) -> TResult<Vec<u8>> {
-        self.0.rdma_read(handle, offset, length, deadline)
-    }
-    fn rdma_write(&mut self, handle: u32, offset: u64, data: &[u8], deadline: Instant) -> TResult<()> {
-        self.0.rdma_write(handle, offset, data, deadline)
-    }
-    fn poll(&mut self, deadline: Instant) -> TResult<Event> {
-        match self.0.poll(deadline)? {
+    fn poll(&mut self, inner: &mut dyn Connection, deadline: Instant) -> TResult<Event> {
+        match inner.poll(deadline)? {
             Event::Recv { status: WcStatus::Success, data, .. } => {
                 Ok(Event::Recv { status: WcStatus::Success, data, invalidated: None })
             }
             e => Ok(e),
         }
     }
-    fn disconnect(&mut self) {
-        self.0.disconnect()
+}
+
+impl<C: Connector> Connector for Unseeing<C> {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, UnseeingHooks))
     }
-    fn is_connected(&self) -> bool {
-        self.0.is_connected()
+    fn describe(&self) -> String {
+        format!("{} (blind to Send With Invalidate)", self.0.describe())
     }
 }
 

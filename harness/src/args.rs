@@ -1,7 +1,10 @@
 //! Checked command-line values: durations in seconds and the credit grant. Each is refused by
-//! the argument parser (exit 2, naming the option) rather than overflowing later.
+//! the argument parser (exit 2, naming the option) rather than overflowing later. And the
+//! options that `run` and `serve` share for their text.
 
 use std::time::Duration;
+
+use clap::Args;
 
 /// The longest `--timeout`: an hour per reply is already far beyond any RDMA round trip.
 pub const MAX_TIMEOUT_SECS: f64 = 3600.0;
@@ -11,6 +14,14 @@ pub const MAX_SERVE_SECS: f64 = 7.0 * 24.0 * 3600.0;
 /// and RDMA devices cap a receive queue's depth (`max_qp_wr`) well below this: a larger grant
 /// could never be honoured, and would only cost memory (a posted Receive per credit).
 pub const MAX_GRANT: u32 = 65_536;
+
+/// How the text is printed (`run` and `serve`).
+#[derive(Debug, Clone, Default, Args)]
+pub struct TextArgs {
+    /// Print only the closing line (`N passed, N failed, N skipped`) and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
 
 fn secs(s: &str, max: f64) -> Result<Duration, String> {
     let v: f64 = s.trim().parse().map_err(|_| format!("{s:?} is not a number of seconds"))?;

@@ -3,6 +3,7 @@
 
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::chunk::{Segment, WriteChunk};
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_codec::rpc::{AcceptStat, AuthFlavor, OpaqueAuth, Rejected, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{Body, ErrorBody, Message};
 use rpcrdma_codec::DecodeError;
@@ -62,7 +63,7 @@ pub fn v1_message(m: &Message<'_>, role: Option<Role>) -> Value {
                 err.insert("rdma_vers_high".into(), json!(high));
             }
             ErrorBody::Other { extra, .. } => {
-                err.insert("rdma_extra".into(), json!(hex(extra)));
+                err.insert("rdma_extra".into(), json!(Hex(extra).to_string()));
             }
             ErrorBody::Chunk => {}
         }
@@ -126,7 +127,7 @@ fn auth(a: &OpaqueAuth<'_>) -> Value {
             o.insert("error".into(), error(&e));
         }
         None if !a.body.is_empty() => {
-            o.insert("body".into(), json!(hex(a.body)));
+            o.insert("body".into(), json!(Hex(a.body).to_string()));
         }
         None => {}
     }
@@ -176,8 +177,4 @@ pub fn rpc_message(m: &RpcMessage<'_>) -> Value {
     o.insert("body_offset".into(), json!(m.body_offset));
     o.insert("body_length".into(), json!(m.body.len()));
     Value::Object(o)
-}
-
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
 }

@@ -1,9 +1,10 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
-use rpcrdma_harness::{
-    bench_null, decode, export_tree, fuzz, fuzz_panic, kcidb, matrix, output, profile_init, replay, run, serve,
-    signals, vectors_cmd,
+use rpcrdma_harness::cmd::{
+    bench_null, decode, export_tree, fuzz, fuzz_panic, list, matrix, profile, replay, report, run, serve, vectors,
 };
+use rpcrdma_harness::exit::{self, Ending, HarnessError, Outcome};
+use rpcrdma_harness::{output, signals};
 
 use clap::{CommandFactory, Parser, Subcommand};
 
@@ -29,7 +30,7 @@ enum Command {
     /// Act as the responder and judge the requester that connects (the client catalogue).
     Serve(serve::ServeArgs),
     /// List the checks with their requirements (client checks, judged by serve, are marked).
-    List(run::ListArgs),
+    List(list::ListArgs),
     /// Fuzz a responder (the embedded reference responder by default) with generated and mutated messages.
     Fuzz(fuzz::FuzzArgs),
     /// Replay a fuzz reproducer: exit 1 when its finding reproduces, 0 when it does not.
@@ -40,13 +41,13 @@ enum Command {
     Matrix(matrix::MatrixArgs),
     /// Golden vectors.
     #[command(subcommand)]
-    Vectors(vectors_cmd::VectorsCommand),
+    Vectors(vectors::VectorsCommand),
     /// Convert JSON reports: `report kcidb REPORT.json... -o FILE` writes KCIDB I/O JSON.
     #[command(subcommand)]
-    Report(kcidb::ReportCommand),
+    Report(report::ReportCommand),
     /// Expectation profiles: `profile init --from REPORT.json` drafts one from a run.
     #[command(subcommand)]
-    Profile(profile_init::ProfileCommand),
+    Profile(profile::ProfileCommand),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell) to standard output.
     Completions {
         #[arg(value_enum)]
@@ -73,16 +74,6 @@ enum Command {
     ExportTree(export_tree::ExportTreeArgs),
 }
 
-/// What every subcommand's exit status means, as the manual's EXIT STATUS section.
-const EXIT_STATUS: [(&str, &str); 6] = [
-    ("0", "Everything as expected: every check passed or diverged as the profile lists."),
-    ("1", "A check failed, a listed divergence did not happen, a finding is new, or the peer went down."),
-    ("2", "A usage or environment error (bad arguments, an unreadable profile, no RDMA device)."),
-    ("3", "The peer could not be reached."),
-    ("4", "A check broke: a harness defect; the peer was not judged by it."),
-    ("130, 143", "Interrupted by SIGINT or SIGTERM; the reports say how far the run got."),
-];
-
 /// One manual page: clap's sections, then EXIT STATUS.
 fn page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
     let man = clap_mangen::Man::new(cmd.clone());
@@ -96,7 +87,7 @@ fn page(cmd: clap::Command) -> std::io::Result<Vec<u8>> {
         man.render_subcommands_section(&mut buf)?;
     }
     buf.extend_from_slice(b".SH \"EXIT STATUS\"\n");
-    for (code, meaning) in EXIT_STATUS {
+    for (code, meaning) in exit::MEANINGS {
         buf.extend_from_slice(format!(".TP\n{code}\n{meaning}\n").as_bytes());
     }
     if cmd.get_version().is_some() {
@@ -118,7 +109,7 @@ fn pages() -> Vec<(String, clap::Command)> {
     out
 }
 
-fn man(subcommand: Option<String>, dir: Option<std::path::PathBuf>) -> i32 {
+fn man(subcommand: Option<String>, dir: Option<std::path::PathBuf>) -> Outcome {
     let mut all = pages();
     let result = match (subcommand, dir) {
         (_, Some(dir)) => all.into_iter().try_for_each(|(name, cmd)| {
@@ -127,27 +118,18 @@ fn man(subcommand: Option<String>, dir: Option<std::path::PathBuf>) -> i32 {
         }),
         (Some(sub), None) => match all.into_iter().find(|(n, _)| n.strip_prefix("rpcrdma-harness-") == Some(&sub)) {
             Some((_, cmd)) => page(cmd).map(|b| output::stdout_str(&String::from_utf8_lossy(&b))),
-            None => {
-                rpcrdma_harness::errln!("error: no subcommand {sub:?} (see `rpcrdma-harness --help`)");
-                return 2;
-            }
+            None => return Err(exit::usage(format!("no subcommand {sub:?} (see `rpcrdma-harness --help`)"))),
         },
         (None, None) => page(all.swap_remove(0).1).map(|b| output::stdout_str(&String::from_utf8_lossy(&b))),
     };
-    match result {
-        Ok(()) => 0,
-        Err(e) => {
-            rpcrdma_harness::errln!("error: {e}");
-            2
-        }
-    }
+    result.map(|()| Ending::AsExpected).map_err(|e| HarnessError::Environment(e.to_string()))
 }
 
-fn completions(shell: clap_complete::Shell) -> i32 {
+fn completions(shell: clap_complete::Shell) -> Outcome {
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut Cli::command(), "rpcrdma-harness", &mut buf);
     output::stdout_str(&String::from_utf8_lossy(&buf));
-    0
+    Ok(Ending::AsExpected)
 }
 
 fn main() {
@@ -155,23 +137,30 @@ fn main() {
     signals::install();
     let cli = Cli::parse();
     output::configure(cli.color);
-    let code = match cli.command {
+    let outcome = match cli.command {
         Command::Run(args) => run::run(args),
         Command::Serve(args) => serve::run(args),
-        Command::List(args) => run::list(args),
+        Command::List(args) => list::list(args),
         Command::Fuzz(args) => fuzz::run(args),
         Command::Replay(args) => replay::run(args),
         Command::Decode(args) => decode::run(args),
         Command::Matrix(args) => matrix::run(args),
-        Command::Vectors(cmd) => vectors_cmd::run(cmd),
-        Command::Profile(cmd) => profile_init::run(cmd),
-        Command::Report(cmd) => kcidb::run(cmd),
+        Command::Vectors(cmd) => vectors::run(cmd),
+        Command::Profile(cmd) => profile::run(cmd),
+        Command::Report(cmd) => report::run(cmd),
         Command::Completions { shell } => completions(shell),
         Command::Man { subcommand, dir } => man(subcommand, dir),
         Command::ExportTree(args) => export_tree::run(args),
         Command::BenchNull(args) => bench_null::run(args),
         Command::FuzzPanic(args) => fuzz_panic::run(args),
     };
+    // The one place an error is printed and an outcome becomes the exit status.
+    if let Err(e) = &outcome {
+        if let Some(message) = e.message() {
+            rpcrdma_harness::errln!("error: {message}");
+        }
+    }
+    let code = exit::code(&outcome);
     let code = match output::finish() {
         Some(e) => {
             rpcrdma_harness::errln!("error: cannot write standard output: {e}");

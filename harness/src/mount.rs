@@ -11,13 +11,15 @@ use std::net::{IpAddr, SocketAddr, TcpStream};
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rpcrdma_conformance::engine::ctx::hex;
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_peers::proto::mount::{
     decode_getport, decode_mountres3, dirpath_args, Mapping, MountError, MountStat3, FHSIZE3, MOUNTPROC3_MNT,
     MOUNTPROC3_UMNT, MOUNT_PROGRAM, MOUNT_V3, PMAPPROC_GETPORT, PMAP_PORT, PMAP_PROG, PMAP_VERS,
 };
 use rpcrdma_peers::proto::nfs3::ROOT_FH;
 use rpcrdma_peers::proto::record::{call_record, parse_record, reply_results, Cred, ReplyError, MAX_RECORD};
+
+use crate::exit::HarnessError;
 
 /// How `run` obtains the root handle from a `--peer`.
 #[derive(Debug, Clone, Args)]
@@ -90,7 +92,7 @@ pub struct RootHandle {
 
 impl RootHandle {
     pub fn hex(&self) -> String {
-        hex(&self.fh)
+        Hex(&self.fh).to_string()
     }
 
     /// For the text header: `0100010001000000 by MOUNT of /export`.
@@ -274,30 +276,21 @@ pub fn obtain(args: &MountArgs, host: IpAddr, timeout: Duration) -> Result<(Root
 
 /// What `run` needs: the root handle for `peer` (None: the embedded reference responder,
 /// whose handle is [`ROOT_FH`] unless `--root-fh` says otherwise), and the MOUNT service to
-/// unmount from at the end. A failure is said in one line, naming the step, and is the
-/// environment error exit status.
+/// unmount from at the end. A failure is one line, naming the step: an environment error.
 pub fn for_run(
     args: &MountArgs,
     peer: Option<&str>,
     timeout: Duration,
-) -> Result<(RootHandle, Option<SocketAddr>), i32> {
+) -> Result<(RootHandle, Option<SocketAddr>), HarnessError> {
     let Some(peer) = peer else {
         return Ok(match &args.root_fh {
             Some(Handle(fh)) => (RootHandle { fh: fh.clone(), source: Source::Option }, None),
             None => (RootHandle { fh: ROOT_FH.to_vec(), source: Source::Embedded }, None),
         });
     };
-    let host = crate::peer::parse_addr(peer).and_then(|(host, port)| crate::peer::resolve(&host, port));
-    let host = match host {
-        Ok(a) => a.ip(),
-        Err(crate::peer::PeerError::Usage(e) | crate::peer::PeerError::Environment(e)) => {
-            crate::errln!("error: {e}");
-            return Err(crate::run::EXIT_USAGE);
-        }
-    };
+    let host = crate::peer::parse_addr(peer).and_then(|(host, port)| crate::peer::resolve(&host, port))?.ip();
     obtain(args, host, timeout).map_err(|f| {
-        crate::errln!("error: cannot obtain the root file handle of {}: {f}; {}", args.export, f.hint());
-        crate::run::EXIT_USAGE
+        HarnessError::Environment(format!("cannot obtain the root file handle of {}: {f}; {}", args.export, f.hint()))
     })
 }
 

@@ -20,6 +20,15 @@ pub enum PeerError {
     Environment(String),
 }
 
+impl From<PeerError> for crate::exit::HarnessError {
+    fn from(e: PeerError) -> Self {
+        match e {
+            PeerError::Usage(m) => crate::exit::HarnessError::Usage(m),
+            PeerError::Environment(m) => crate::exit::HarnessError::Environment(m),
+        }
+    }
+}
+
 /// Splits `HOST[:PORT]` (IPv6 as `[addr]:port`).
 pub fn parse_addr(addr: &str) -> Result<(String, u16), PeerError> {
     let (host, port) = if let Some(rest) = addr.strip_prefix('[') {
@@ -72,22 +81,36 @@ pub enum Replacing {
     Recorded(std::sync::Arc<rpcrdma_peers::responder::RecordedReply>),
 }
 
-/// Serves requesters over verbs on `addr` with the reference responder granting `grant`
-/// credits, and plays each of `scenarios` on a responder of its own listening on the ports
-/// after `addr`'s (the first scenario on port + 1, and so on), so a requester mounted on a
-/// scenario's port meets that scenario and no other. It stops when no requester has been
+/// How [`serve`] serves: the responders' settings and when it stops.
+#[derive(Debug, Clone)]
+pub struct ServeOptions<'a> {
+    /// The credits every reply grants.
+    pub grant: u32,
+    /// Each played on a responder of its own, on the ports after the address's.
+    pub scenarios: &'a [Scenario],
+    /// What the plain responder sends in place of some replies.
+    pub replacing: Replacing,
+    /// Stop when no requester has been connected this long since the last connection ended.
+    pub idle: Duration,
+    /// Stop after this long in any case.
+    pub max_time: Duration,
+    /// The spec choices every responder reads and writes the wire under (the run's one).
+    pub profile: rpcrdma_codec::Profile,
+    /// Set by a signal: stop after the current accept.
+    pub interrupt: &'a std::sync::atomic::AtomicBool,
+}
+
+/// Serves requesters over verbs on `addr` with the reference responder granting
+/// `options.grant` credits, and plays each of `options.scenarios` on a responder of its own
+/// listening on the ports after `addr`'s (the first scenario on port + 1, and so on), so a
+/// requester mounted on a scenario's port meets that scenario and no other; every responder
+/// reads and writes the wire under `options.profile`. It stops when no requester has been
 /// connected for `idle` since the last connection ended (before the first, only `max_time`
-/// counts: a requester slow to start is waited for), or `max_time` has passed; it returns the observed connections and a
-/// description of the transport. `interrupt` (a signal) stops it too, after the current accept.
-pub fn serve(
-    addr: &str,
-    grant: u32,
-    scenarios: &[Scenario],
-    replacing: Replacing,
-    idle: Duration,
-    max_time: Duration,
-    interrupt: &std::sync::atomic::AtomicBool,
-) -> Result<(Vec<ObservedConnection>, String), PeerError> {
+/// counts: a requester slow to start is waited for), or `max_time` has passed; it returns the
+/// observed connections and a description of the transport. `interrupt` (a signal) stops it
+/// too, after the current accept.
+pub fn serve(addr: &str, options: ServeOptions<'_>) -> Result<(Vec<ObservedConnection>, String), PeerError> {
+    let ServeOptions { grant, scenarios, replacing, idle, max_time, profile, interrupt } = options;
     let (host, port) = parse_addr(addr)?;
     let ip = resolve(&host, port)?;
     if usize::from(u16::MAX - port) < scenarios.len() {
@@ -109,6 +132,7 @@ pub fn serve(
         };
         let config = Config {
             credits: grant,
+            profile,
             observer: Some(log.clone()),
             scenario,
             reply_fuzz,
@@ -117,11 +141,19 @@ pub fn serve(
         };
         match scenario {
             None => crate::errln!(
-                "rpcrdma-harness {} serving requesters on verbs {} (grant {grant})",
-                crate::report::VERSION,
-                listener.local_addr()
+                "rpcrdma-harness {} serving requesters on verbs {} (grant {grant}{})",
+                crate::build_info::VERSION,
+                listener.local_addr(),
+                crate::wire_profile::clause(&profile)
             ),
-            Some(s) => crate::errln!("playing scenario {} on verbs {}", s.name(), listener.local_addr()),
+            // The kernel client's workload for it (Scenario::client_workload), which the VM's
+            // client-scenarios reads from this line.
+            Some(s) => crate::errln!(
+                "playing scenario {} on verbs {} (kernel client workload: {})",
+                s.name(),
+                listener.local_addr(),
+                s.client_workload()
+            ),
         }
         listeners.push((listener, Responder::reference(config)));
     }
@@ -179,5 +211,11 @@ mod tests {
         assert_eq!(parse_addr("fe80::1").unwrap(), ("fe80::1".into(), 20049));
         assert!(parse_addr("h:x").is_err());
         assert!(parse_addr(":1").is_err());
+    }
+
+    #[test]
+    fn a_peer_error_keeps_its_message_and_status() {
+        let e = crate::exit::HarnessError::from(PeerError::Environment("no device".into()));
+        assert_eq!((e.message().as_deref(), e.code()), (Some("no device"), 2));
     }
 }

@@ -179,8 +179,8 @@ pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
 
 /// The check after which the peer went down and stayed down, with how many checks were
 /// therefore not run.
-pub fn stayed_down(results: &[CheckResult]) -> Option<(&'static str, usize)> {
-    let not_run: Vec<&'static str> = results.iter().filter_map(|r| r.peer.down_after).collect();
+pub fn stayed_down<'a>(results: impl IntoIterator<Item = &'a CheckResult>) -> Option<(&'static str, usize)> {
+    let not_run: Vec<&'static str> = results.into_iter().filter_map(|r| r.peer.down_after).collect();
     not_run.first().map(|id| (*id, not_run.len()))
 }
 

@@ -70,7 +70,8 @@ fn the_run_path_from_a_peer_address() {
     assert_eq!((root.fh, at), (vec![9, 9], None));
     assert_eq!(s.seen().len(), before);
     // A failure is the environment error status.
-    assert_eq!(mount::for_run(&args("/nope", s.rpcbind.port(), None), Some("127.0.0.1"), T).unwrap_err(), 2);
+    let e = mount::for_run(&args("/nope", s.rpcbind.port(), None), Some("127.0.0.1"), T).unwrap_err();
+    assert_eq!(e.code(), 2, "{e}");
 }
 
 #[test]

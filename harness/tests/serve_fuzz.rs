@@ -125,7 +125,7 @@ fn reverse_only_mutates_callbacks_and_a_finding_names_the_call() {
     assert!(after["reverse_call"].as_u64().unwrap() >= 1, "{file}");
     assert!(after.get("reply").is_none(), "{file}");
     let call = rpcrdma_harness::input::parse_hex(after["call"].as_str().unwrap()).unwrap();
-    let f = rpcrdma_harness::replay_client::ClientFinding::from_json(&file).expect("replayable");
+    let f = rpcrdma_harness::client_finding::ClientFinding::from_json(&file).expect("replayable");
     assert_eq!(f.call, call);
     assert!(text.contains("reverse-direction call"), "{text}");
     std::fs::remove_dir_all(&d).unwrap();

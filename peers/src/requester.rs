@@ -7,19 +7,19 @@
 
 use std::time::{Duration, Instant};
 
-use rpcrdma_codec::chunk::ReadSegment;
 use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::RpcMessage;
-use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Message, MIN_HEADER_LEN};
+use rpcrdma_codec::v1::{field, ErrorCode, FixedFields, Message, Proc, MIN_HEADER_LEN, VERSION};
 use rpcrdma_codec::xdr::Encode;
 use rpcrdma_codec::Profile;
 
-use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_WRITE, ROOT_FH};
+use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, ROOT_FH};
 use crate::proto::Call;
 use crate::transport::{Access, Connection, Connector, Event, Region, TransportError, WcStatus};
 
 mod nfs41;
 mod reverse;
+mod stages;
 mod v2;
 
 mod faults;
@@ -55,6 +55,9 @@ pub struct RequesterOptions {
     pub back_channel_slots: u32,
     /// The callback program number offered in CREATE_SESSION (csa_cb_program).
     pub cb_program: u32,
+    /// The run's spec choices (the readings the specs leave open): every message the
+    /// requester decodes or builds follows them.
+    pub profile: Profile,
 }
 
 impl Default for RequesterOptions {
@@ -71,6 +74,7 @@ impl Default for RequesterOptions {
             nfs4_minor: None,
             back_channel_slots: 4,
             cb_program: 0x4000_0000,
+            profile: Profile::default(),
         }
     }
 }
@@ -118,6 +122,30 @@ enum Answer {
     Backward,
     /// A reverse-direction call (RFC 8167 5.1), to answer.
     Reverse(reverse::ReverseCall),
+}
+
+impl<'c> Session<'c> {
+    /// A session not yet connected, advertising `private_data` (RFC 8797).
+    fn new(
+        connector: &'c mut dyn Connector,
+        options: &'c RequesterOptions,
+        faults: &'c RequesterFaults,
+        private_data: PrivateData,
+    ) -> Self {
+        Session {
+            connector,
+            options,
+            conn: None,
+            private_data: private_data.encode_to_vec(),
+            next_xid: 0x5000_0000,
+            faults,
+            grant: None,
+            v2: v2::Conn::default(),
+            call_inline: None,
+            ccp: None,
+            callbacks: nfs41::Callbacks::default(),
+        }
+    }
 }
 
 impl Session<'_> {
@@ -177,7 +205,7 @@ impl Session<'_> {
     }
 
     fn send(&mut self, step: &'static str, msg: &[u8]) -> Step<()> {
-        let msg = self.v2.frame(msg);
+        let msg = self.v2.frame(msg, self.options.profile.v2_envelope);
         let size = self.receive_buffer();
         let per_call = self.receives_per_call();
         let conn = self.conn(step)?;
@@ -217,34 +245,31 @@ impl Session<'_> {
     /// unknown version, procedure or error, and RDMA_MSGP and RDMA_DONE are discarded
     /// (RFC 8166 4.5, 4.6.1, 4.6.2), as are replies to other calls.
     fn answer(&self, msg: &[u8], xid: u32) -> Answer {
-        let f = self.faults;
-        if msg.len() < MIN_HEADER_LEN && !f.accept_short_reply || msg.len() == 1024 && f.discard_1024_reply {
+        if self.faults.bend_too_short(msg.len(), msg.len() < MIN_HEADER_LEN) {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
         if self.v2.speaking {
-            return self.v2.answer(msg, xid);
+            return self.v2.answer(msg, xid, &self.options.profile);
         }
         if self.back_channel() {
-            if let Some(c) = reverse::call(msg) {
+            if let Some(c) = reverse::call(msg, &self.options.profile) {
                 return Answer::Reverse(c);
             }
         }
-        if h.xid != xid || h.vers != 1 && !f.accept_bad_version_reply {
+        if h.xid != xid || !self.faults.bend_version_ok(h.vers == VERSION) {
             return Answer::Discard;
         }
-        match h.proc_ {
-            0 | 1 => Answer::Reply,
-            2 if f.accept_msgp_reply => Answer::Reply,
-            3 if f.accept_done_reply => Answer::Reply,
-            5.. if f.accept_unknown_proc_reply => Answer::Reply,
-            4 => match msg.get(16..20).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])) {
-                Some(e @ (1 | 2)) => Answer::Error(e),
-                Some(e) if f.accept_undecodable_error => Answer::Error(e),
+        let rdma_err = msg.get(field::BODY..field::BODY + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let answer = match Proc(h.proc_) {
+            Proc::RDMA_MSG | Proc::RDMA_NOMSG => Answer::Reply,
+            Proc::RDMA_ERROR => match rdma_err.map(ErrorCode) {
+                Some(e @ (ErrorCode::ERR_VERS | ErrorCode::ERR_CHUNK)) => Answer::Error(e.get()),
                 _ => Answer::Discard,
             },
             _ => Answer::Discard,
-        }
+        };
+        self.faults.bend_answer(Proc(h.proc_), rdma_err, answer)
     }
 
     /// Sends `msg` and waits for the reply to `xid`, discarding what does not answer it;
@@ -255,7 +280,7 @@ impl Session<'_> {
         }
         // Nothing may be sent beyond a grant of 0 (RFC 8166 3.3.1): a new connection starts
         // with one credit (3.3.3).
-        if self.grant == Some(0) && !self.faults.zero_grant_as_one {
+        if self.faults.bend_zero_grant(self.grant == Some(0)) {
             self.connect()?;
         }
         for attempt in 0..=self.options.retransmits {
@@ -277,9 +302,7 @@ impl Session<'_> {
                     Answer::Reply if inline::misused(self, msg, &reply) => {}
                     Answer::Reply => {
                         if let Ok(h) = FixedFields::decode(&reply) {
-                            if self.grant.is_none() || !self.faults.ignore_grant_changes {
-                                self.grant = Some(h.credit);
-                            }
+                            self.grant = self.faults.bend_grant(self.grant, Some(h.credit));
                         }
                         return self.agreed(step, reply);
                     }
@@ -301,7 +324,7 @@ impl Session<'_> {
     fn lookup(&mut self, name: &str) -> Step<Vec<u8>> {
         let call = self.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
         let reply = self.call("LOOKUP", call.xid, &call.msg())?;
-        let m = at("LOOKUP", Message::decode(&reply, &Profile::default()))?;
+        let m = at("LOOKUP", Message::decode(&reply, &self.options.profile))?;
         let rpc = at("LOOKUP", RpcMessage::decode(m.payload))?;
         let status = nfs3::status(rpc.body);
         nfs3::lookup_fh(rpc.body).ok_or(WorkloadError { step: "LOOKUP", failure: Failure::Status(status) })
@@ -310,158 +333,34 @@ impl Session<'_> {
 
 /// Runs the workload on one connection: NULL, LOOKUP, READ through a write chunk, WRITE
 /// through a read chunk, READDIR through a reply chunk, a position-zero long call, and a
-/// full credit window. Errors say which step the responder did not answer.
+/// full credit window (`requester/stages.rs`), then the inline calls, the faults' own calls
+/// and the Version Two extras. Errors say which step the responder did not answer.
 pub fn workload(
     connector: &mut dyn Connector,
     options: &RequesterOptions,
     faults: &RequesterFaults,
 ) -> Result<(), WorkloadError> {
-    let mut pd = PrivateData::new(options.send_size, options.receive_size, true)
+    let pd = PrivateData::new(options.send_size, options.receive_size, true)
         .map_err(|_| WorkloadError { step: "connect", failure: Failure::Settings })?;
-    if faults.bad_private_data {
-        pd = pd.with_version(2);
-    }
-    if faults.own_reserved_bits {
-        pd = pd.with_reserved(0x80);
-    }
-    let mut s = Session {
-        connector,
-        options,
-        conn: None,
-        private_data: pd.encode_to_vec(),
-        next_xid: 0x5000_0000,
-        faults,
-        grant: None,
-        v2: v2::Conn::default(),
-        call_inline: None,
-        ccp: None,
-        callbacks: nfs41::Callbacks::default(),
-    };
+    let mut s = Session::new(connector, options, faults, faults.bend_private_data(pd));
     if options.nfs4_minor.is_some() {
         return nfs41::workload(&mut s);
     }
     s.connect()?;
-
-    // NULL, and learn the grant.
-    let xid = s.xid();
-    if faults.burst_at_start {
-        let early = xid.wrapping_add(0x100);
-        s.send("NULL", &Call::null(early, options.credits).msg())?;
-    }
-    s.call("NULL", xid, &Call::null(xid, options.credits).msg())?;
+    s.null_for_the_grant()?;
     inline::configure(&mut s)?;
-
-    // READ of `five` through a write chunk sized to the count.
-    let fh = s.lookup(nfs3::FILE_FIVE)?;
-    let data = s.register(if faults.short_write_chunk { 4 } else { 5 }, Access::WRITE)?;
-    let mut call = s.call_for(NFSPROC3_READ, nfs3::read_args(&fh, 0, 5));
-    let mut chunk = vec![data.segment()];
-    if faults.write_chunk_pad_segment {
-        chunk.push(s.register(4, Access::WRITE)?.segment());
-    }
-    call.writes = vec![chunk];
-    // An RDMA_ERROR fails this call only (RFC 8166 4.5): the workload goes on.
-    let _ = s.call("READ", call.xid, &call.msg());
+    s.read_through_write_chunk()?;
     if options.stop_after_first_read {
         return Ok(());
     }
     s.ensure_connected()?;
-
-    // WRITE to `scratch` with its data in a read chunk.
-    let fh = s.lookup(nfs3::FILE_SCRATCH)?;
-    let bytes = [1u8, 2, 3, 4, 5, 6, 7];
-    // The chunk: the data, or (faults) the data with its XDR pad, or with five bytes more.
-    let extra = if faults.read_chunk_roundup {
-        1
-    } else if faults.read_chunk_extra {
-        5
-    } else {
-        0
-    };
-    let src = s.source(&[&bytes[..], &[0; 5][..extra]].concat())?;
-    let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &bytes));
-    let position = call.end_position() + if faults.unaligned_position { 2 } else { 0 };
-    call.reads = vec![ReadSegment { position, target: src.segment() }];
-    let _ = s.call("WRITE", call.xid, &call.msg());
-    s.ensure_connected()?;
-
-    // READDIR of `dir` with room for a long reply.
-    let dir = s.lookup(nfs3::DIR_MANY)?;
-    let mut call = s.call_for(NFSPROC3_READDIR, nfs3::readdir_args(&dir, 0, [0; 8], 8192));
-    if !faults.no_reply_chunk {
-        call.reply = Some(vec![s.register(16384, Access::WRITE)?.segment()]);
-    }
-    let _ = s.call("READDIR", call.xid, &call.msg());
-    s.ensure_connected()?;
-
-    // A long call: the whole call in a position-zero read chunk.
-    let xid = s.xid();
-    let mut call = Call::null(xid, options.credits);
-    if faults.nomsg_without_payload {
-        call.reply = Some(vec![s.register(1024, Access::WRITE)?.segment()]);
-    } else {
-        let src = s.source(&call.rpc_bytes())?;
-        call.reads = vec![ReadSegment { position: 0, target: src.segment() }];
-    }
-    let _ = s.call("long NULL", call.xid, &call.nomsg());
-    s.ensure_connected()?;
-
-    // The credit window: as many NULLs outstanding as the current grant allows (one more
-    // under the fault).
-    let grant = s.grant.unwrap_or(1);
-    let window = if faults.exceed_grant {
-        grant + 1
-    } else if faults.window_beyond_receives {
-        grant
-    } else {
-        // The lower of the grant and our receives posted (RFC 8166 3.3.1).
-        grant.min(options.credits)
-    };
-    let window = options.window.map_or(window, |w| window.min(w));
-    for _ in 0..window {
-        let xid = s.xid();
-        s.send("the credit window", &Call::null(xid, options.credits).msg())?;
-    }
-    if faults.window_beyond_receives {
-        // Busy elsewhere: the replies come back to back meanwhile.
-        std::thread::sleep(Duration::from_millis(200));
-    }
-    let deadline = Instant::now() + options.timeout;
-    for _ in 0..window {
-        if s.recv_until("the credit window", deadline).is_err() {
-            break;
-        }
-    }
-    s.ensure_connected()?;
-
+    s.write_through_read_chunk()?;
+    s.readdir_with_reply_chunk()?;
+    s.long_call()?;
+    s.credit_window()?;
     inline::write_2000(&mut s)?;
     inline::read_1024(&mut s)?;
-    inline::faulty_calls(&mut s)?;
-
-    if faults.oversized_inline {
-        let fh = s.lookup(nfs3::FILE_SCRATCH)?;
-        let big = vec![0x5au8; 5000];
-        let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &big));
-        call.args.extend_from_slice(&big);
-        let _ = s.call("oversized WRITE", call.xid, &call.msg());
-        s.ensure_connected()?;
-    }
-    if faults.xid_mismatch {
-        let xid = s.xid();
-        let msg = Call::null(xid.wrapping_add(7), options.credits).msg_with_rdma_xid(xid);
-        let _ = s.call("NULL with a mismatched xid", xid, &msg);
-        s.ensure_connected()?;
-    }
-    if faults.send_rdma_done {
-        let xid = s.xid();
-        // Padded to the 28-byte minimum (RFC 8166 4.5) so only RDMA_DONE itself is wrong.
-        let mut b = HeaderBuilder::done(xid, 1).encode_to_vec();
-        b.resize(28, 0);
-        s.send("RDMA_DONE", &b)?;
-        let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
-    }
+    faults::faulty_calls(&mut s)?;
     v2::extras(&mut s)?;
-    // End with a NULL so every earlier reply has been seen.
-    let xid = s.xid();
-    s.call("the closing NULL", xid, &Call::null(xid, options.credits).msg()).map(|_| ())
+    s.closing_null()
 }

@@ -11,7 +11,9 @@
 //!   the profile, as the first item of the arguments or results; anything after the item is
 //!   counted in `msgp.trailing`.
 
-use super::format::{hex, Vector};
+use rpcrdma_codec::hex::Hex;
+
+use super::format::Vector;
 use super::Decoded;
 use rpcrdma_codec::ccp;
 use rpcrdma_codec::msgp::Padding;
@@ -162,7 +164,7 @@ fn msgp_payload(v: &Vector, profile: &Profile) -> Result<Decoded, DecodeError> {
     d.fact("msgp.pad_zero", item.pad_is_zero());
     d.fact("msgp.data_offset", item.data_offset);
     d.fact("msgp.data_offset_in_payload", item.data_offset - m.payload_offset);
-    d.fact("msgp.data", if item.data.is_empty() { "empty".to_string() } else { hex(item.data) });
+    d.fact("msgp.data", if item.data.is_empty() { "empty".to_string() } else { Hex(item.data).to_string() });
     d.fact("msgp.trailing", r.remaining());
     if item.pad_is_zero() && r.is_empty() {
         // Zero pad and nothing after the item: the re-encoding is the input, byte for byte.

@@ -39,10 +39,6 @@ pub fn same_value(got: &str, want: &str) -> bool {
         })
 }
 
-pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 impl Vector {
     pub fn parse(text: &str) -> Result<Vector, String> {
         let mut v = Vector {

@@ -143,8 +143,8 @@ pub fn check_text(stem: &str, text: &str) -> Result<String, String> {
             match &d.reencoded {
                 Some(b) if *b != v.bytes => problems.push(format!(
                     "re-encoding differs:\n  want {}\n  got  {}",
-                    format::hex(&v.bytes),
-                    format::hex(b)
+                    rpcrdma_codec::hex::Hex(&v.bytes),
+                    rpcrdma_codec::hex::Hex(b)
                 )),
                 _ => {}
             }

@@ -26,7 +26,7 @@ pub fn summarize_header(v: &Vector, profile: &Profile) -> Result<Decoded, Decode
                 d.fact("rdma_vers_low", low);
                 d.fact("rdma_vers_high", high);
             }
-            ErrorBody::Other { extra, .. } => d.fact("rdma_extra", super::format::hex(extra)),
+            ErrorBody::Other { extra, .. } => d.fact("rdma_extra", rpcrdma_codec::hex::Hex(extra).to_string()),
             ErrorBody::Chunk => {}
         }
     }

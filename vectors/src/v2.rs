@@ -1,7 +1,9 @@
 //! Summaries of Version Two headers (rdma_vers 2) with their optional operations.
 //! Field names: the drafts' XDR names (see "Version Two field names" in vectors/README.md).
 
-use super::format::{hex, Vector};
+use rpcrdma_codec::hex::Hex;
+
+use super::format::Vector;
 use super::Decoded;
 use rpcrdma_codec::chunk::Segment;
 use rpcrdma_codec::profile::PropertyIds;
@@ -35,7 +37,7 @@ fn raw(b: &[u8]) -> String {
     if b.is_empty() {
         "empty".into()
     } else {
-        hex(b)
+        Hex(b).to_string()
     }
 }
 

@@ -55,6 +55,7 @@ use std::net::{IpAddr, SocketAddr, ToSocketAddrs};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_peers::transport::{Result, TransportError, WcStatus};
 
 /// Where rdma-core exposes devices.
@@ -167,10 +168,6 @@ fn ms_until(deadline: Instant) -> i32 {
     (left.as_millis() as i32).clamp(1, i32::MAX)
 }
 
-fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
-}
-
 /// Resolves `host` (an IPv4/IPv6 literal or a name) with `port`.
 pub fn resolve(host: &str, port: u16) -> std::result::Result<SocketAddr, String> {
     if let Ok(ip) = host.parse::<IpAddr>() {
@@ -203,7 +200,7 @@ fn expect_event(
             continue;
         }
         let pd = if ev.private_data.iter().any(|&b| b != 0) {
-            format!(", private data {}", hex(&ev.private_data))
+            format!(", private data {}", Hex(&ev.private_data))
         } else {
             String::new()
         };

@@ -4,6 +4,7 @@ use super::header::OptInfo;
 use super::types::{field, ErrorInfo, MsgType, Proc, VERSION};
 use crate::chunk::{ChunkWriter, ReadSegment, Segment, READ_ENTRY_LEN, SEGMENT_LEN};
 use crate::error::EncodeError;
+use crate::profile::V2Envelope;
 use crate::xdr::{pad4, round_up4, Writer};
 
 #[derive(Debug, Clone, Copy)]
@@ -104,6 +105,15 @@ impl<'s> HeaderBuilder<'s> {
     pub fn draft00(mut self) -> Self {
         self.dir = None;
         self
+    }
+
+    /// The envelope of `envelope`: unchanged under -01, [`HeaderBuilder::draft00`] under -00
+    /// (a profile's [`V2Envelope`] choice).
+    pub fn envelope(self, envelope: V2Envelope) -> Self {
+        match envelope {
+            V2Envelope::Draft01 => self,
+            V2Envelope::Draft00 => self.draft00(),
+        }
     }
 
     /// Any rdma_direction / rdma_optdir word (e.g. 2).

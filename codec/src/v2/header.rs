@@ -1,7 +1,8 @@
-//! The Version Two header and body union (`rpcrdma2_xprt_hdr`, `rpcrdma2_body`): decoding,
-//! encoding and the one-line summary. RDMA2_OPTIONAL bodies are decoded by
-//! [`super::xcharext`] and [`super::rtrext`] from a sub-reader over
-//! `rdma_optinfo`, which they must fill exactly.
+//! The Version Two header and body union (`rpcrdma2_xprt_hdr`, `rpcrdma2_body`): the
+//! field-by-field decoder, encoding and the one-line summary. RDMA2_OPTIONAL bodies are
+//! decoded by [`super::xcharext`] and [`super::rtrext`] from a sub-reader over `rdma_optinfo`,
+//! which they must fill exactly. [`Message::decode`] lives with its fast path in `scan`, which
+//! imports this module (never the other way round).
 
 use core::fmt;
 
@@ -161,14 +162,8 @@ pub struct Message<'a> {
 }
 
 impl<'a> Message<'a> {
-    /// Decodes a Version Two header at the start of `buf`.
-    #[inline]
-    pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
-        super::scan::optional_or(buf, profile, Ok, || Self::decode_precise(buf, profile))
-    }
-
-    /// The field-by-field decoder: the reference for what decodes, and the source of every
-    /// error's field, offset and kind.
+    /// The field-by-field decoder behind [`Message::decode`] (which tries the scan first):
+    /// the reference for what decodes, and the source of every error's field, offset and kind.
     pub(super) fn decode_precise(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
         let mut r = Reader::new(buf);
         let xid = r.u32("rdma_xid")?;

@@ -4,7 +4,10 @@
 //!
 //! - [`types`]: the leaf types (rdma_proc, msg_type, chunk lists with direction, error arms).
 //! - [`header`]: the header and body union, decoding, encoding, summary.
+//! - `scan`: [`Message::decode`], the one-pass fast path for common RDMA2_OPTIONAL forms
+//!   before the field-by-field decoder of [`header`].
 //! - [`builder`]: messages from plain values, malformed on purpose when asked.
+//! - [`reframe`]: Version One RDMA_MSG / RDMA_NOMSG to Version Two and back.
 //! - [`check`](mod@check): the base draft's direction and payload rules.
 //! - [`xcharext`], [`rtrext`]: the optional operations carried in RDMA2_OPTIONAL.
 //!
@@ -15,6 +18,7 @@ pub mod builder;
 pub mod check;
 pub mod header;
 mod put;
+pub mod reframe;
 pub mod rtrext;
 mod scan;
 pub mod types;

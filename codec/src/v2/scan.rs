@@ -10,8 +10,18 @@ use super::rtrext::{self, facts, OpKind, XmdpType, XmtReq};
 use super::types::{field, MsgType, Proc, VERSION};
 use super::xcharext::{self, InitXch, XcharSpec, XcharSubset};
 use crate::chunk::SEGMENT_LEN;
+use crate::error::DecodeError;
 use crate::profile::{Profile, RtrextOpttypes, V2Envelope};
 use crate::xdr::{round_up4, Array};
+
+impl<'a> Message<'a> {
+    /// Decodes a Version Two header at the start of `buf`: the scan below for the common
+    /// RDMA2_OPTIONAL forms, the field-by-field decoder (`decode_precise`) for everything else.
+    #[inline]
+    pub fn decode(buf: &'a [u8], profile: &Profile) -> Result<Message<'a>, DecodeError> {
+        optional_or(buf, profile, Ok, || Self::decode_precise(buf, profile))
+    }
+}
 
 /// A cursor over words that have yet to be read: each read shrinks the slice.
 struct Words<'a> {
@@ -61,7 +71,7 @@ pub(super) fn optional<'a>(buf: &'a [u8], profile: &Profile) -> Option<Message<'
 /// caller returns it (a scan returning an `Option<Message>` made the caller copy it into its
 /// `Result`); any other message goes to `otherwise`.
 #[inline(always)]
-pub(super) fn optional_or<'a, R>(
+fn optional_or<'a, R>(
     buf: &'a [u8],
     profile: &Profile,
     found: impl FnOnce(Message<'a>) -> R,

@@ -125,6 +125,27 @@ impl ErrorBody {
         })
     }
 
+    /// The error for a transport header that cannot be parsed: RDMA2_ERR_BAD_HEADER under
+    /// -00/-01 (4.2.3), RDMA2_ERR_BAD_XDR from -02 on (wire notes 1.6: "If a receiver
+    /// recognizes the value in the rdma_proc field but the incoming RPC-over-RDMA transport
+    /// header cannot be parsed, it MUST send RDMA2_ERR_BAD_XDR").
+    pub fn unparsable(numbering: V2ErrorNumbering) -> ErrorBody {
+        match numbering {
+            V2ErrorNumbering::Draft01 => ErrorBody::BadHeader,
+            V2ErrorNumbering::Draft02 | V2ErrorNumbering::Draft04 => ErrorBody::BadXdr,
+        }
+    }
+
+    /// The error for an rdma_proc value the receiver does not recognize: RDMA2_ERR_BAD_HEADER
+    /// under -00/-01, RDMA2_ERR_INVAL_PROC from -02 on (wire notes 1.6: "it does not
+    /// recognize the value in the rdma_proc field, it MUST send RDMA2_ERR_INVAL_PROC").
+    pub fn unknown_proc(numbering: V2ErrorNumbering) -> ErrorBody {
+        match numbering {
+            V2ErrorNumbering::Draft01 => ErrorBody::BadHeader,
+            V2ErrorNumbering::Draft02 | V2ErrorNumbering::Draft04 => ErrorBody::InvalProc,
+        }
+    }
+
     /// The XDR enum name.
     pub fn name(&self) -> &'static str {
         match self {

@@ -10,7 +10,7 @@ use rpcrdma_codec::xdr::{Encode, Reader};
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_WRITE};
 use rpcrdma_peers::transport::RemoteOp;
 
-use super::{lookup, start};
+use super::steps::{lookup, start};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 

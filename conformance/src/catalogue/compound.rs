@@ -10,8 +10,7 @@ use rpcrdma_peers::proto::nfs3::{self, file_contents};
 use rpcrdma_peers::proto::nfs4::{self, compound_args, Op, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4, OP_READ};
 use rpcrdma_peers::transport::Access;
 
-use super::write_chunks::CANARY;
-use super::{lookup, start};
+use super::steps::{lookup, start, CANARY};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 

@@ -4,10 +4,10 @@
 use std::time::Instant;
 
 use rpcrdma_codec::rpc::AcceptStat;
-use rpcrdma_codec::v1::HeaderBuilder;
+use rpcrdma_codec::v1::{HeaderBuilder, Proc};
 use rpcrdma_codec::xdr::Encode;
 
-use super::{null_round_trip, start, v1};
+use super::steps::{null_round_trip, start, v1};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 
 fn grant_in_errors(ctx: &mut Ctx) -> Judged {
@@ -60,7 +60,7 @@ fn window_served(ctx: &mut Ctx) -> Judged {
     while answered.len() < calls.len() {
         match ctx.recv_until(deadline) {
             Received::Message(f) => match f.fixed() {
-                Some(x) if calls.iter().any(|c| c.xid == x.xid) && x.proc_ == 0 => {
+                Some(x) if calls.iter().any(|c| c.xid == x.xid) && Proc(x.proc_) == Proc::RDMA_MSG => {
                     answered.insert(x.xid);
                 }
                 Some(x) => return Err(Verdict::fail(&want, format!("xid {:#x} rdma_proc {}", x.xid, x.proc_))),

@@ -10,7 +10,7 @@ use rpcrdma_codec::check::{rules, Rule};
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_READDIR};
 use rpcrdma_peers::transport::Access;
 
-use super::{expect_discard, expect_err_chunk, lookup, null_round_trip, start, v1};
+use super::steps::{expect_discard, expect_err_chunk, lookup, null_round_trip, start, v1};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 
 fn null_call(ctx: &mut Ctx) -> Judged {

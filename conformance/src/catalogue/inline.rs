@@ -6,7 +6,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 
-use super::{lookup, start};
+use super::steps::{lookup, start};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
 use crate::frame::v1::Body;
 

@@ -7,7 +7,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE};
 use rpcrdma_peers::transport::{Access, Region, RemoteOp};
 
-use super::{lookup, start};
+use super::steps::{lookup, start};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 use crate::frame::v1::Body;
 

@@ -8,7 +8,7 @@ use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_READDIR};
 use rpcrdma_peers::proto::Call;
 use rpcrdma_peers::transport::{Access, Region};
 
-use super::{lookup, start};
+use super::steps::{lookup, start};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;

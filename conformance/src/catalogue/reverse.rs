@@ -22,7 +22,7 @@ use rpcrdma_peers::proto::nfs41::{
 
 use rpcrdma_peers::proto::nfs3::DIR_MANY;
 
-use super::start;
+use super::steps::start;
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
@@ -455,6 +455,57 @@ fn await_reverse(ctx: &mut Ctx, c: &mut Client, want: &str) -> Result<(), Verdic
     Ok(())
 }
 
+/// A reverse-direction call of the server held unanswered, for the reverse-reply fuzzer
+/// ([`crate::fuzz::reverse`]).
+pub(crate) struct HeldCall {
+    /// Its XID (the same in both headers, RFC 8167 5.1).
+    pub xid: u32,
+    /// Its RPC procedure (CB_NULL or CB_COMPOUND).
+    pub proc_: u32,
+    /// The results a faithful reply carries ([`reverse_reply`] frames them).
+    pub results: Vec<u8>,
+}
+
+/// Sets up a session whose back channel rides `ctx`'s connection and waits for the server's
+/// first well-formed reverse-direction call (a CB_NULL, or else the CB_RECALL a conflicting
+/// OPEN provokes), held unanswered. Unsupported or inconclusive as the checks here are when
+/// the server takes no back channel or makes no call.
+pub(crate) fn held_call(ctx: &mut Ctx) -> Result<HeldCall, Verdict> {
+    let want = "a reverse-direction call on the back channel we offered";
+    let mut c = session(ctx, Client { answering: false, ..Client::new() })?;
+    let deadline = Instant::now() + ctx.options.silence;
+    // A CB_NULL may come before CREATE_SESSION's reply, held while we waited for it.
+    if c.held.is_empty() && !c.listen(ctx, deadline, true)? {
+        // A file another run of this boot had recalled gets no delegation soon (Linux: its
+        // `fi_had_conflict`): the next files are tried.
+        let mut delegated = false;
+        for _ in 0..4 {
+            delegated = provoke_recall(ctx, &mut c)?;
+            if delegated || !c.held.is_empty() {
+                break;
+            }
+        }
+        let deadline = Instant::now() + ctx.options.timeout;
+        if c.held.is_empty() && !c.listen(ctx, deadline, true)? {
+            let why = if delegated {
+                "no reverse-direction call: no CB_NULL once CREATE_SESSION took our back channel, and no CB_RECALL after another client's conflicting OPEN"
+            } else {
+                "no reverse-direction call: no CB_NULL once CREATE_SESSION took our back channel, and no delegation granted to recall"
+            };
+            return Err(Verdict::inconclusive(want, why));
+        }
+    }
+    for f in &c.held {
+        let Some(Ok(rpc)) = &f.rpc else { continue };
+        let RpcKind::Call { prog: CB_PROGRAM, proc_, .. } = rpc.kind else { continue };
+        if call_xid(f).is_some() && f.v1().is_some() {
+            let results = callback_results(proc_, f.slice(rpc.body.clone()));
+            return Ok(HeldCall { xid: rpc.xid, proc_, results });
+        }
+    }
+    Err(Verdict::inconclusive(want, "no well-formed reverse-direction call of our callback program to answer"))
+}
+
 fn no_call_before_back_channel(ctx: &mut Ctx) -> Judged {
     let want = "no reverse-direction call after EXCHANGE_ID while no back channel is offered on the connection; calls once CREATE_SESSION offered one";
     start(ctx)?;
@@ -692,7 +743,7 @@ mod tests {
     }
 
     fn frame(w: &[u32]) -> Frame {
-        Frame::decode(words(w), None, rpcrdma_codec::check::Role::Reply)
+        Frame::decode(words(w), None, rpcrdma_codec::check::Role::Reply, &rpcrdma_codec::Profile::default())
     }
 
     #[test]

@@ -8,11 +8,13 @@ use rpcrdma_codec::check::Role;
 use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::v1::field;
 use rpcrdma_codec::xdr::Encode;
+use rpcrdma_codec::Profile;
 
 use rpcrdma_peers::proto::Call;
 use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, RemoteOp, TransportError, WcStatus};
 
-use super::{Mismatch, NoMessage, RunOptions};
+use crate::engine::mismatch::{Mismatch, NoMessage};
+use crate::engine::options::RunOptions;
 use crate::frame::v1::Chunks;
 use crate::frame::Frame;
 
@@ -322,9 +324,30 @@ impl<'c> Ctx<'c> {
         &self.peer_private_data
     }
 
+    /// Hands out the live connection (receives still posted) and the peer's private data, for
+    /// a later context to [`Ctx::adopt`]: the fuzzer's connections that outlive a case.
+    pub fn take_connection(&mut self) -> Option<(Box<dyn Connection>, Vec<u8>)> {
+        self.regions.clear();
+        self.calls.clear();
+        let conn = self.conn.take()?;
+        Some((conn, std::mem::take(&mut self.peer_private_data)))
+    }
+
+    /// Goes on over a connection another context handed out ([`Ctx::take_connection`]).
+    pub fn adopt(&mut self, conn: Box<dyn Connection>, peer_private_data: Vec<u8>) {
+        self.disconnect();
+        self.peer_private_data = peer_private_data;
+        self.conn = Some(conn);
+    }
+
     /// The live connection. Panics (a failed check) when not connected.
     pub fn conn(&mut self) -> &mut dyn Connection {
         self.conn.as_deref_mut().expect("the scenario connects first")
+    }
+
+    /// The run's spec choices ([`RunOptions::profile`]).
+    pub fn profile(&self) -> &Profile {
+        &self.options.profile
     }
 
     /// The export's root file handle (the run's [`RunOptions::root_fh`]).
@@ -371,7 +394,7 @@ impl<'c> Ctx<'c> {
 
     /// Posts a Send of `bytes`.
     pub fn send(&mut self, bytes: &[u8]) -> Result<(), TransportError> {
-        let frame = Frame::decode(bytes.to_vec(), None, Role::Call);
+        let frame = Frame::decode(bytes.to_vec(), None, Role::Call, &self.options.profile);
         if let Some(chunks) = frame.v1().and_then(|h| Some((h.xid, h.body.chunks()?.clone()))) {
             self.calls.insert(chunks.0, chunks.1);
         }
@@ -409,7 +432,7 @@ impl<'c> Ctx<'c> {
                 Ok(Event::Recv { status: WcStatus::Success, data, invalidated }) => {
                     let size = self.options.receive_size as usize;
                     let _ = c.post_recv(size, 1);
-                    Received::Message(Frame::decode(data, invalidated, Role::Reply))
+                    Received::Message(Frame::decode(data, invalidated, Role::Reply, &self.options.profile))
                 }
                 Ok(Event::Recv { status, .. }) => Received::Nothing(NoMessage::RecvFailed(status)),
                 Ok(Event::Disconnected) | Err(TransportError::Disconnected) => {
@@ -497,5 +520,5 @@ impl<'c> Ctx<'c> {
 }
 
 pub fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    rpcrdma_codec::hex::Hex(b).to_string()
 }

@@ -5,7 +5,8 @@
 use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_codec::v1::ErrorCode;
 
-use super::{Mismatch, Received};
+use crate::engine::ctx::Received;
+use crate::engine::mismatch::Mismatch;
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::{Body, Header};
 use crate::frame::{Frame, Rpc};

@@ -3,36 +3,19 @@
 //! call. A peer that refuses it, drops it or never answers went down, and the check that just
 //! ran is the one that brought it down (a server must not crash on any input: RFC 8166 4.5
 //! has it report what it cannot process). The event is recorded on that check; the peer is
-//! restarted when a restart is configured, and otherwise the remaining checks are not run.
+//! restarted when a restart is configured, and otherwise the remaining checks are not run
+//! ([`super::run::run_watched`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use rpcrdma_peers::transport::{Connector, TransportError};
 
-use super::{run_check, Check, CheckResult, Ctx, Mismatch, Received, RunOptions, Step};
-
-/// How the peer went down.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum DownKind {
-    /// A new connection was refused, or accepted and dropped before the NULL was answered.
-    Crashed,
-    /// A new connection was not answered (the connect or the NULL timed out).
-    Wedged,
-}
-
-impl DownKind {
-    pub fn name(self) -> &'static str {
-        match self {
-            DownKind::Crashed => "crashed",
-            DownKind::Wedged => "wedged",
-        }
-    }
-
-    pub fn from_name(s: &str) -> Option<DownKind> {
-        [DownKind::Crashed, DownKind::Wedged].into_iter().find(|k| k.name() == s)
-    }
-}
+use crate::engine::ctx::{Ctx, Received};
+use crate::engine::mismatch::{Mismatch, NoMessage};
+use crate::engine::options::RunOptions;
+use crate::engine::result::CheckResult;
+pub use crate::engine::result::{CommandRun, DownKind, PeerDown, Restart};
 
 /// What a probe of the peer found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -41,69 +24,6 @@ pub enum Probe {
     Answered,
     /// The peer is down: how, and what was seen.
     Down(DownKind, String),
-}
-
-/// A restart command as it ran.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct CommandRun {
-    pub command: String,
-    /// How it ended: `exit 0`, `exit 1`, `killed after 120 s`, `cannot start sh: ...`.
-    pub status: String,
-    /// Its standard output and error (the tail, when long).
-    pub output: String,
-}
-
-impl CommandRun {
-    /// Whether it exited 0.
-    pub fn succeeded(&self) -> bool {
-        self.status == "exit 0"
-    }
-}
-
-/// The restart after the peer went down.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Restart {
-    pub run: CommandRun,
-    /// Whether the peer then answered a new connection's NULL within the restart wait.
-    pub back: bool,
-    /// From the command's start until the peer answered (or the wait ran out).
-    pub waited: Duration,
-}
-
-/// The peer went down after a check.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PeerDown {
-    pub kind: DownKind,
-    /// What the probe saw: `a new connection was refused: ...`.
-    pub detail: String,
-    /// Lines the peer's log (`--peer-log`) gained while the check ran.
-    pub log: Vec<String>,
-    /// Lines the peer's kernel log (`--kernel-log`) gained while the check ran.
-    pub kernel_log: Vec<String>,
-    /// None: no restart is configured.
-    pub restart: Option<Restart>,
-}
-
-impl PeerDown {
-    /// Whether the peer is up again (restarted and answering).
-    pub fn back(&self) -> bool {
-        self.restart.as_ref().is_some_and(|r| r.back)
-    }
-}
-
-/// The peer's health around one check.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct PeerState {
-    /// The first sign, during the check, that the peer may have gone: the connection ended,
-    /// a deadline passed without a reply, a connect failed. Only then is the peer probed.
-    pub sign: Option<String>,
-    /// The peer went down after this check.
-    pub down: Option<PeerDown>,
-    /// Not run: the peer went down after the check with this ID and did not come back.
-    pub down_after: Option<&'static str>,
-    /// `serve --kernel-log`: what the requester's kernel logged while this check's scenario
-    /// was played.
-    pub kernel_log: Vec<String>,
 }
 
 /// The peer a watched run talks to: its connector, its logs, and how to restart it.
@@ -150,7 +70,7 @@ pub fn probe(ctx: &mut Ctx<'_>, wait: Duration) -> Probe {
         match ctx.recv_until(deadline) {
             Received::Message(f) if f.v1().is_some_and(|h| h.xid == null.xid) => return Probe::Answered,
             Received::Message(_) => {}
-            Received::Nothing(super::NoMessage::Silence) => {
+            Received::Nothing(NoMessage::Silence) => {
                 let s = wait.as_secs_f64();
                 return Probe::Down(DownKind::Wedged, format!("a new connection's NULL call had no reply in {s} s"));
             }
@@ -208,40 +128,4 @@ pub fn after_check(r: &mut CheckResult, peer: &mut dyn Peer, options: &RunOption
     let kernel_log = peer.kernel_log();
     let restart = restart(peer, options, interrupt);
     r.peer.down = Some(PeerDown { kind, detail, log, kernel_log, restart });
-}
-
-/// Runs `checks` in order on `peer`, as [`super::run_checks`] does, probing the peer after
-/// each check that saw a sign of trouble. When the peer went down and did not come back, the
-/// remaining checks are not run: skipped, naming the check after which it went down.
-pub fn run_watched(
-    checks: &[&'static Check],
-    peer: &mut dyn Peer,
-    options: &RunOptions,
-    interrupt: &AtomicBool,
-    mut progress: impl FnMut(Step<'_>),
-) -> Vec<CheckResult> {
-    let mut results = Vec::with_capacity(checks.len());
-    let mut down_after: Option<&'static str> = None;
-    for (i, c) in checks.iter().enumerate() {
-        let r = if interrupt.load(Ordering::SeqCst) {
-            CheckResult::skipped(&c.info, "the run was interrupted")
-        } else if let Some(id) = down_after {
-            let mut r = CheckResult::skipped(&c.info, &format!("not run: the peer went down after {id}"));
-            r.peer.down_after = Some(id);
-            r
-        } else {
-            progress(Step::Starting(i));
-            // What the logs gained before this check is not this check's.
-            let _ = (peer.log(), peer.kernel_log());
-            let mut r = run_check(c, peer.connector(), options);
-            after_check(&mut r, peer, options, interrupt);
-            if r.peer.down.as_ref().is_some_and(|d| !d.back()) {
-                down_after = Some(c.info.id);
-            }
-            r
-        };
-        progress(Step::Finished(i, &r));
-        results.push(r);
-    }
-    results
 }

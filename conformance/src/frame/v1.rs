@@ -5,7 +5,7 @@ use std::ops::Range;
 
 use rpcrdma_codec::check::{Role, Violation, Violations};
 use rpcrdma_codec::chunk::{ChunkLists, ReadSegment, Segment};
-use rpcrdma_codec::v1::{self, ErrorCode, FixedFields, Message};
+use rpcrdma_codec::v1::{self, ErrorCode, FixedFields, Message, Proc};
 use rpcrdma_codec::{DecodeError, Profile};
 
 /// The three chunk lists, owned.
@@ -55,6 +55,17 @@ pub enum Body {
 }
 
 impl Body {
+    /// The rdma_proc this body is the arm of (RFC 8166 4.2.4).
+    pub fn proc_(&self) -> Proc {
+        match self {
+            Body::Msg { .. } => Proc::RDMA_MSG,
+            Body::NoMsg { .. } => Proc::RDMA_NOMSG,
+            Body::MsgP { .. } => Proc::RDMA_MSGP,
+            Body::Done => Proc::RDMA_DONE,
+            Body::Error { .. } => Proc::RDMA_ERROR,
+        }
+    }
+
     pub fn chunks(&self) -> Option<&Chunks> {
         match self {
             Body::Msg { chunks, .. } | Body::NoMsg { chunks } | Body::MsgP { chunks, .. } => Some(chunks),
@@ -133,14 +144,7 @@ impl Header {
     }
 
     pub fn fixed(&self) -> FixedFields {
-        let proc_ = match self.body {
-            Body::Msg { .. } => 0,
-            Body::NoMsg { .. } => 1,
-            Body::MsgP { .. } => 2,
-            Body::Done => 3,
-            Body::Error { .. } => 4,
-        };
-        FixedFields { xid: self.xid, vers: self.vers, credit: self.credit, proc_ }
+        FixedFields { xid: self.xid, vers: self.vers, credit: self.credit, proc_: self.body.proc_().get() }
     }
 }
 

@@ -183,6 +183,7 @@ mod tests {
             build(HeaderBuilder::optional(7, 3, MsgType::REPLY, opttype, op).payload(payload)),
             None,
             Role::Reply,
+            &p,
         )
     }
 
@@ -226,7 +227,12 @@ mod tests {
         let f = optional(OptInfo::Raw(&[0, 0, 0, 1]), &[]);
         assert!(matches!(f.v2().expect("v2").body, Body::Optional { op: Op::Unknown, .. }));
         let info = ErrorInfo::new(v2::ErrorBody::BadHeader, Profile::default().v2_error_numbering).expect("-01");
-        let f = Frame::decode(build(HeaderBuilder::error(7, 3, info).payload(&[0, 0, 0, 1])), None, Role::Reply);
+        let f = Frame::decode(
+            build(HeaderBuilder::error(7, 3, info).payload(&[0, 0, 0, 1])),
+            None,
+            Role::Reply,
+            &Profile::default(),
+        );
         let h = f.v2().expect("v2");
         assert_eq!((h.payload.len(), h.body.clone()), (4, Body::Error(info)));
     }

@@ -213,6 +213,9 @@ mod tests {
             null_xid: 0,
             kernel: Vec::new(),
             crash_site: None,
+            after_cases: 0,
+            own_probe: false,
+            connections: 1,
         }
     }
 

@@ -3,13 +3,14 @@
 //! liveness NULL, the replies collected (decoded once into frames by the engine's context),
 //! the guard bytes read back, and, when the peer went quiet or away, a new connection tried.
 
+use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{Body, Message};
 use rpcrdma_codec::Profile;
-use rpcrdma_peers::transport::{Access, Connector, Region, RemoteOp};
+use rpcrdma_peers::transport::{Access, Connection, Connector, Region, RemoteOp};
 
 use super::input::Wire;
 use crate::engine::{Ctx, NoMessage, Received, RunOptions};
@@ -80,6 +81,14 @@ pub struct Observation {
     /// Where the peer crashed, when its own log (`--peer-log`) carried a backtrace during the
     /// case ([`super::backtrace`]).
     pub crash_site: Option<super::backtrace::Site>,
+    /// Cases that ran on this case's connection before it ([`Kept`]); 0 on a fresh one.
+    pub after_cases: usize,
+    /// The liveness was proven by the reply to the case's own last message (a well-formed
+    /// call), not by a NULL.
+    pub own_probe: bool,
+    /// Connections the case opened: its own when it had none to go on over, and the one the
+    /// liveness probe opened when its own went quiet or away.
+    pub connections: u64,
 }
 
 /// How long to wait for the liveness reply, and how much longer before calling it silence.
@@ -88,8 +97,35 @@ pub struct Timing {
     pub reply: Duration,
 }
 
+/// A connection kept open between cases while the peer answers on it, its receives posted.
+pub struct Kept {
+    conn: Box<dyn Connection>,
+    peer_private_data: Vec<u8>,
+    /// Cases that ran on it; 0 for a connection whose only traffic was a liveness NULL.
+    pub cases: usize,
+    /// Every rdma_xid sent on it: a reply bearing one of them may be late, so only a call
+    /// whose rdma_xid is new here can prove liveness by its reply.
+    xids: HashSet<u32>,
+}
+
 /// Runs `case` over a new connection from `connector` with `options` (our sizes, credits).
 pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, case: &[Wire]) -> Observation {
+    run_on(connector, &mut None, options, timing, case, false)
+}
+
+/// Runs `case` over the connection `kept` holds (taken out of it), or over a new one from
+/// `connector` when it holds none. A case that ends with the connection answering puts it back
+/// into `kept`, the case's regions deregistered, for the next case to go on over; a case that
+/// broke it leaves there the new connection the liveness probe opened, when that answered.
+/// `own_probe`: the reply to the case's own last call may prove liveness instead of a NULL.
+pub fn run_on(
+    connector: &mut dyn Connector,
+    kept: &mut Option<Kept>,
+    options: &RunOptions,
+    timing: Timing,
+    case: &[Wire],
+    own_probe: bool,
+) -> Observation {
     // The connect may take as long as a reply may before it is called silence (four times the
     // reply wait, as the new-connection probe waits): a peer slow to accept, such as
     // NFS-Ganesha registering 65 MiB per connection under emulation, is not a crashed one. A
@@ -106,13 +142,29 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         null_xid: 0,
         kernel: Vec::new(),
         crash_site: None,
+        after_cases: 0,
+        own_probe: false,
+        connections: 0,
     };
-    if let Err(e) = ctx.connect() {
-        obs.connect_failed = Some(format!("{e:?}"));
-        obs.liveness = Liveness::Refused;
-        return obs;
+    let mut seen_xids = HashSet::new();
+    match kept.take() {
+        Some(k) if k.conn.is_connected() => {
+            obs.after_cases = k.cases;
+            seen_xids = k.xids;
+            ctx.adopt(k.conn, k.peer_private_data);
+        }
+        _ => {
+            obs.connections += 1;
+            if let Err(e) = ctx.connect() {
+                obs.connect_failed = Some(format!("{e:?}"));
+                obs.liveness = Liveness::Refused;
+                return obs;
+            }
+        }
     }
-    let peer_receive = rpcrdma_codec::private_data::effective(ctx.peer_private_data(), &Profile::default()).params;
+    // The run's spec choices, for every decode here as for the replies (the engine's Ctx).
+    let profile = *ctx.profile();
+    let peer_receive = rpcrdma_codec::private_data::effective(ctx.peer_private_data(), &profile).params;
     let mut regions: Vec<Vec<(Region, &Wire)>> = Vec::new();
     // Per message, per region: what the bytes as sent let the peer write and read (byte
     // edits can change a segment after the spec laid it out).
@@ -127,13 +179,14 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         }
         let bound: Vec<(u32, u64)> = mine.iter().map(|(r, _)| (r.handle, r.offset)).collect();
         if bound.len() < w.regions.len() {
+            regions.push(mine);
             break;
         }
         let bytes = w.bind(&bound);
         let regs: Vec<Region> = mine.iter().map(|(r, _)| *r).collect();
-        granted.push(advertised(&bytes, &regs));
+        granted.push(advertised(&bytes, &regs, &profile));
         let contents: Vec<&[u8]> = w.regions.iter().map(|r| r.contents.as_slice()).collect();
-        obs.well_formed.push(well_formed(&bytes, &regs, &contents, peer_receive.receive_size() as usize));
+        obs.well_formed.push(well_formed(&bytes, &regs, &contents, peer_receive.receive_size() as usize, &profile));
         xids.push(bytes.get(0..4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]])));
         regions.push(mine);
         if ctx.send(&bytes).is_err() {
@@ -141,7 +194,18 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
         }
         obs.sent += 1;
     }
-    obs.liveness = liveness(&mut ctx, timing, &mut obs);
+    // The case's own traffic proves liveness where it can: a reply to its last message, a
+    // well-formed call (which a faithful peer answers, RFC 5531 9) whose rdma_xid nothing
+    // else on this connection carried, shows the connection up and the peer answering after
+    // every message of the case, as a NULL's reply would.
+    let own = match (obs.sent.checked_sub(1), obs.sent == case.len()) {
+        (Some(last), true) if own_probe && obs.well_formed[last] => {
+            xids[last].filter(|x| !seen_xids.contains(x) && xids[..last].iter().all(|y| *y != Some(*x)))
+        }
+        _ => None,
+    };
+    seen_xids.extend(xids.iter().flatten());
+    obs.liveness = liveness(&mut ctx, timing, &mut obs, own);
     if obs.liveness == Liveness::Answered {
         // A well-formed call's reply may still be on its way behind the NULL's.
         let answered = |obs: &Observation, x: u32| obs.replies.iter().any(|f| f.xid() == Some(x));
@@ -160,7 +224,7 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
     }
     // Guard bytes and read regions: nothing outside the writable ranges may change, and no
     // one-sided operation may reach outside the ranges the message gave for it.
-    for (m, regs) in regions.iter().enumerate() {
+    for (m, regs) in regions.iter().enumerate().take(granted.len()) {
         for (i, (reg, w)) in regs.iter().enumerate() {
             let Ok(now) = ctx.conn().read_local(reg) else { continue };
             let spec = &w.regions[i];
@@ -189,22 +253,51 @@ pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, 
             }
         }
     }
-    if obs.liveness != Liveness::Answered && !new_connection_answers(&mut ctx, timing) {
-        obs.liveness = Liveness::Refused;
+    if obs.liveness == Liveness::Answered {
+        // The connection goes on into the next case; this case's regions go.
+        for (reg, _) in regions.iter().flatten() {
+            let _ = ctx.conn().deregister(reg);
+        }
+        if let Some((conn, peer_private_data)) = ctx.take_connection() {
+            *kept = Some(Kept { conn, peer_private_data, cases: obs.after_cases + 1, xids: seen_xids });
+        }
+    } else {
+        obs.connections += 1;
+        if new_connection_answers(&mut ctx, timing) {
+            // The probe's new connection carried only a NULL: as good as fresh for the next case.
+            if let Some((conn, peer_private_data)) = ctx.take_connection() {
+                *kept = Some(Kept { conn, peer_private_data, cases: 0, xids: HashSet::new() });
+            }
+        } else {
+            obs.liveness = Liveness::Refused;
+        }
     }
     obs
 }
 
-/// Sends the liveness NULL and waits for its answer, collecting every reply before it.
-fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation) -> Liveness {
-    let null = ctx.null();
-    obs.null_xid = null.xid;
-    if ctx.send(&null.msg()).is_err() {
-        return Liveness::Disconnected;
+/// Waits for the case's liveness proof, collecting every reply before it: the reply to
+/// `own` (the rdma_xid of the case's last message, a well-formed call) for a quarter of the
+/// reply wait, and else (or after it) a NULL's.
+fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation, own: Option<u32>) -> Liveness {
+    let mut probes = Vec::new();
+    let mut rounds = vec![timing.reply, timing.reply * 4];
+    match own {
+        Some(x) => {
+            probes.push(x);
+            rounds.insert(0, timing.reply / 4);
+        }
+        None => {
+            let null = ctx.null();
+            obs.null_xid = null.xid;
+            if ctx.send(&null.msg()).is_err() {
+                return Liveness::Disconnected;
+            }
+            probes.push(null.xid);
+        }
     }
-    let mut probes = vec![null.xid];
     // A slow peer is not a silent one: on silence, one more NULL and a longer wait.
-    for (round, wait) in [timing.reply, timing.reply * 4].into_iter().enumerate() {
+    let last = rounds.len() - 1;
+    for (round, wait) in rounds.into_iter().enumerate() {
         let deadline = Instant::now() + wait;
         loop {
             match ctx.recv_until(deadline) {
@@ -212,6 +305,7 @@ fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation) -> Livenes
                     let done = f.v1().is_some_and(|h| probes.contains(&h.xid));
                     obs.replies.push(f);
                     if done {
+                        obs.own_probe = own.is_some() && obs.null_xid == 0;
                         return Liveness::Answered;
                     }
                 }
@@ -219,8 +313,11 @@ fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation) -> Livenes
                 Received::Nothing(_) => return Liveness::Disconnected,
             }
         }
-        if round == 0 {
+        if round < last {
             let again = ctx.null();
+            if obs.null_xid == 0 {
+                obs.null_xid = again.xid;
+            }
             probes.push(again.xid);
             if ctx.send(&again.msg()).is_err() {
                 return Liveness::Disconnected;
@@ -242,11 +339,17 @@ fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing) -> bool {
 /// transport header's XID: inline for RDMA_MSG, in a position-zero read chunk for
 /// RDMA_NOMSG (RFC 8166 3.5.3). A message whose RPC part is no call may be dropped
 /// (RFC 5531 9 answers calls only).
-pub fn well_formed(bytes: &[u8], regions: &[Region], contents: &[&[u8]], peer_receive: usize) -> bool {
+pub fn well_formed(
+    bytes: &[u8],
+    regions: &[Region],
+    contents: &[&[u8]],
+    peer_receive: usize,
+    profile: &Profile,
+) -> bool {
     if bytes.len() > peer_receive {
         return false;
     }
-    let Ok(m) = Message::decode(bytes, &Profile::default()) else { return false };
+    let Ok(m) = Message::decode(bytes, profile) else { return false };
     if m.header.vers != 1 || !Violations::of(&m, Role::Call).is_empty() {
         return false;
     }
@@ -306,10 +409,9 @@ struct Grant {
 
 /// What the bytes as sent grant in each of `regions`: the segments (decoded as Version One or
 /// Two) whose handle is a region's, as ranges of it. Nothing when the bytes do not decode.
-fn advertised(bytes: &[u8], regions: &[Region]) -> Vec<Grant> {
+fn advertised(bytes: &[u8], regions: &[Region], p: &Profile) -> Vec<Grant> {
     let mut out = vec![Grant::default(); regions.len()];
-    let p = Profile::default();
-    let lists = match (Message::decode(bytes, &p), rpcrdma_codec::v2::Message::decode(bytes, &p)) {
+    let lists = match (Message::decode(bytes, p), rpcrdma_codec::v2::Message::decode(bytes, p)) {
         (Ok(m), _) => m.header.body.chunks().copied(),
         (_, Ok(m)) => m.header.body.chunks().map(|c| c.lists),
         _ => None,
@@ -362,26 +464,26 @@ mod tests {
     #[test]
     fn a_position_zero_chunk_must_hold_a_call_with_the_transport_xid() {
         let (bytes, contents) = nomsg_with(&null_call(XID));
-        assert!(well_formed(&bytes, &[REGION], &[&contents], 4096));
+        assert!(well_formed(&bytes, &[REGION], &[&contents], 4096, &Profile::default()));
         // The 6.1 false finding: the chunk held filler, no RPC call; a server may drop it.
         let (bytes, contents) = nomsg_with(&[0xc5; 40]);
-        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096));
+        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096, &Profile::default()));
         let (bytes, contents) = nomsg_with(&null_call(XID + 1));
-        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096));
+        assert!(!well_formed(&bytes, &[REGION], &[&contents], 4096, &Profile::default()));
     }
 
     #[test]
     fn rdma_msg_needs_an_inline_call_and_no_position_zero_chunk() {
         let header = HeaderBuilder::msg(XID, 32).encode_to_vec();
-        assert!(well_formed(&[header.clone(), null_call(XID)].concat(), &[], &[], 4096));
-        assert!(!well_formed(&[header, vec![0xc5; 40]].concat(), &[], &[], 4096));
+        assert!(well_formed(&[header.clone(), null_call(XID)].concat(), &[], &[], 4096, &Profile::default()));
+        assert!(!well_formed(&[header, vec![0xc5; 40]].concat(), &[], &[], 4096, &Profile::default()));
         // The 30-minute session's false no-reply: a chunk at position 4, inside the RPC header.
         let seg = [ReadSegment { position: 4, target: Segment::new(REGION.handle, 4, REGION.offset) }];
         let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
-        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096));
+        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default()));
         // The 7.3 WARN case: a position-zero chunk in RDMA_MSG, before an inline call.
         let seg = [ReadSegment { position: 0, target: Segment::new(REGION.handle, 4, REGION.offset) }];
         let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
-        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096));
+        assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default()));
     }
 }

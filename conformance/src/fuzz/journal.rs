@@ -112,14 +112,39 @@ pub fn reproducer(config: &super::Config, peer: String, sent: Sent, wires: &[Wir
         observed: format!("recorded from the journal before sending {}", sent.describe()),
         original_messages: wires.len(),
         messages: wires.to_vec(),
+        preceding: Vec::new(),
+        profile: config.options.profile,
     }
 }
 
 /// One journal line: the reproducer as compact JSON, with `"journal"` saying what was sent and
 /// the `--skip-cases` that resumes after it (`replay` ignores that key).
 pub fn line(r: &Reproducer, sent: Sent) -> String {
+    case_line(r, sent, &[])
+}
+
+/// As [`line`], for a case sent over a connection the cases numbered `after` went over before
+/// it (`"after"`; their own lines, earlier in the journal, hold their messages).
+pub fn case_line(r: &Reproducer, sent: Sent, after: &[u64]) -> String {
     let mut v = r.to_json();
+    // Region contents as runs, and no fixups (the placeholders in the bytes give them back,
+    // as they gave them when the case was encoded: `Wire::new`): a line goes over a serial
+    // port before every case.
+    for (m, w) in v["messages"].as_array_mut().into_iter().flatten().zip(&r.messages) {
+        if let Some(o) = m.as_object_mut() {
+            o.remove("fixups");
+        }
+        for (region, wr) in m["regions"].as_array_mut().into_iter().flatten().zip(&w.regions) {
+            if let Some(o) = region.as_object_mut() {
+                o.remove("contents");
+                o.insert("runs".into(), json!(super::reproducer::runs(&wr.contents)));
+            }
+        }
+    }
     v["journal"] = json!({"sent": sent.describe(), "skip_cases": sent.skip_to_resume()});
+    if !after.is_empty() {
+        v["journal"]["after"] = json!(after);
+    }
     serde_json::to_string(&v).expect("JSON values serialize")
 }
 
@@ -131,19 +156,47 @@ pub fn end_line(seed: u64, cases: u64, ended: &str) -> String {
 /// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
 /// A torn last line (the machine died during the write) is passed over for the one before;
 /// a run's end line means the machine did not die during that run.
+/// Sent over a connection earlier cases went over, its reproducer carries them (`preceding`)
+/// from their own lines; a line that cannot be found is an error.
 pub fn last_entry(text: &str) -> Result<(Reproducer, u64), String> {
+    let (mut r, skip) = last_line(text)?;
+    let Some(after) = r.1 else { return Ok((r.0, skip)) };
+    // Each case's own line: the latest line that sent it as a case.
+    let mut cases = std::collections::HashMap::new();
+    for line in text.lines().map(|l| l.trim_matches(['\r', '\0', ' '])) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        if v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case ")) {
+            if let (Some(n), Ok(c)) = (v["case"].as_u64(), Reproducer::from_json(&v)) {
+                cases.insert(n, c.messages);
+            }
+        }
+    }
+    for n in after {
+        let messages = cases
+            .remove(&n)
+            .ok_or(format!("the journal has no line for case {n}, sent before the last on its connection"))?;
+        r.0.preceding.push((n, messages));
+    }
+    Ok((r.0, skip))
+}
+
+/// The last complete line's reproducer, the cases its journal entry says went before it on its
+/// connection, and its `--skip-cases`.
+#[allow(clippy::type_complexity)]
+fn last_line(text: &str) -> Result<((Reproducer, Option<Vec<u64>>), u64), String> {
     let mut last_error = "the journal holds no line".to_string();
     for line in text.lines().rev().map(|l| l.trim_matches(['\r', '\0', ' '])).filter(|l| !l.is_empty()) {
         let value = serde_json::from_str::<Value>(line);
         if let Some(v) = value.as_ref().ok().filter(|v| v["journal"] == "end") {
             return Err(format!("the run ended ({}) after its last case: no case died with the machine", v["ended"]));
         }
-        let parsed = value
-            .map_err(|e| e.to_string())
-            .and_then(|v| Reproducer::from_json(&v).map(|r| (r, v["journal"]["skip_cases"].as_u64())));
+        let parsed = value.map_err(|e| e.to_string()).and_then(|v| {
+            let after = v["journal"]["after"].as_array().map(|a| a.iter().filter_map(Value::as_u64).collect());
+            Reproducer::from_json(&v).map(|r| ((r, after), v["journal"]["skip_cases"].as_u64()))
+        });
         match parsed {
             Ok((r, skip)) => {
-                let skip = skip.unwrap_or(r.case);
+                let skip = skip.unwrap_or(r.0.case);
                 return Ok((r, skip));
             }
             Err(e) => last_error = format!("the last line is not a reproducer: {e}"),
@@ -167,6 +220,53 @@ mod tests {
         assert_eq!(back, r);
         assert_eq!((back.case, skip, back.seed), (12, 12, 9));
         assert_eq!(back.kind.class.name(), "kernel-panic");
+    }
+
+    #[test]
+    fn a_case_sent_after_others_on_its_connection_comes_back_with_them() {
+        let config = Config { seed: 9, ..Config::default() };
+        let wires = |x: u32| vec![generate::null_call(x, 32).encode()];
+        let line_of = |n: u64, after: &[u64]| {
+            case_line(&reproducer(&config, "p".into(), Sent::Case(n), &wires(n as u32)), Sent::Case(n), after)
+        };
+        // Case 3 on a fresh connection; 4 and 5 went on over it; a trial line in between.
+        let trial = Sent::Trial { case: 3, trial: 1 };
+        let text = [
+            line_of(3, &[]),
+            line(&reproducer(&config, "p".into(), trial, &wires(77)), trial),
+            line_of(4, &[3]),
+            line_of(5, &[3, 4]),
+        ]
+        .join("\n");
+        let (r, skip) = last_entry(&text).unwrap();
+        assert_eq!((r.case, skip), (5, 5));
+        assert_eq!(r.messages, wires(5));
+        assert_eq!(r.preceding, vec![(3, wires(3)), (4, wires(4))]);
+        // A line it names that the journal lacks is an error, not a case replayed alone.
+        let text = [line_of(4, &[3]), line_of(5, &[3, 4])].join("\n");
+        assert!(last_entry(&text).unwrap_err().contains("no line for case 3"));
+    }
+
+    #[test]
+    fn a_line_without_fixups_and_with_runs_gives_back_the_messages_as_sent() {
+        let mut rng = crate::fuzz::rng::Rng::new(3);
+        let mut xid = 0;
+        let mut next = || {
+            xid += 1;
+            xid
+        };
+        let (mut regions, mut fixups) = (0, 0);
+        for n in 1..200 {
+            let mut case: Vec<_> = (0..3).map(|_| generate::message(&mut rng, next())).collect();
+            crate::fuzz::mutate::mutate(&mut rng, &mut case, None, &mut next);
+            let wires: Vec<Wire> = case.iter().map(|s| s.encode()).collect();
+            regions += wires.iter().map(|w| w.regions.len()).sum::<usize>();
+            fixups += wires.iter().map(|w| w.fixups.len()).sum::<usize>();
+            let l = case_line(&reproducer(&Config::default(), "p".into(), Sent::Case(n), &wires), Sent::Case(n), &[]);
+            assert!(!l.contains("\"fixups\"") && !l.contains("\"contents\""));
+            assert_eq!(last_entry(&l).unwrap().0.messages, wires, "case {n}");
+        }
+        assert!(regions > 100 && fixups > 100, "{regions} regions, {fixups} fixups");
     }
 
     #[test]

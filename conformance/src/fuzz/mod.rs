@@ -20,6 +20,7 @@ pub mod minimise;
 pub mod mutate;
 pub mod reproducer;
 pub mod resources;
+pub mod reverse;
 pub use rpcrdma_peers::rng;
 
 use std::collections::{BTreeMap, HashSet};
@@ -73,16 +74,23 @@ pub trait Target {
 }
 
 /// The embedded reference responder over the emulated fabric, brought up afresh on restart;
-/// `faults` make it misbehave (crash-like ones included) to prove the fuzzer finds them.
+/// `faults` make it misbehave (crash-like ones included) to prove the fuzzer finds them;
+/// it reads and writes the wire under `profile` (the run's).
 pub struct Embedded {
     faults: Faults,
+    profile: rpcrdma_codec::Profile,
     connector: EmulatedConnector<Responder>,
 }
 
 impl Embedded {
     pub fn new(faults: Faults) -> Self {
-        let config = ResponderConfig { faults: faults.clone(), ..ResponderConfig::default() };
-        Embedded { faults, connector: EmulatedConnector::new(Responder::reference(config)) }
+        Embedded::with_profile(faults, rpcrdma_codec::Profile::default())
+    }
+
+    /// The embedded responder reading and writing the wire under `profile`.
+    pub fn with_profile(faults: Faults, profile: rpcrdma_codec::Profile) -> Self {
+        let config = ResponderConfig { faults: faults.clone(), profile, ..ResponderConfig::default() };
+        Embedded { faults, profile, connector: EmulatedConnector::new(Responder::reference(config)) }
     }
 }
 
@@ -91,7 +99,7 @@ impl Target for Embedded {
         &mut self.connector
     }
     fn restart(&mut self) -> bool {
-        *self = Embedded::new(self.faults.clone());
+        *self = Embedded::with_profile(self.faults.clone(), self.profile);
         true
     }
     fn can_restart(&self) -> bool {
@@ -138,6 +146,11 @@ pub struct Config {
     /// Where the peer's memory can be read ([`Target::resources`]): restart it before a case
     /// when the machine's MemAvailable is below this percentage of its MemTotal.
     pub memory_floor_percent: u64,
+    /// Cases go on over the previous case's connection while the peer keeps it healthy, and
+    /// a case's own last call proves liveness where it can (docs/fuzzing.md, "Cases and
+    /// connections"). Off: every case on a fresh connection with a NULL after it, the
+    /// sequence of earlier releases (the one the profiles' known findings were measured on).
+    pub reuse_connections: bool,
 }
 
 impl Default for Config {
@@ -156,6 +169,7 @@ impl Default for Config {
             feedback: true,
             journal: None,
             memory_floor_percent: 25,
+            reuse_connections: false,
         }
     }
 }
@@ -212,6 +226,12 @@ pub struct Report {
     /// Cases sent.
     pub cases: u64,
     pub messages: u64,
+    /// Connections the cases opened (minimisation's not counted).
+    pub connections: u64,
+    /// Cases that went on over the connection of the cases before them.
+    pub reused: u64,
+    /// Cases whose liveness the reply to their own last message proved, with no NULL.
+    pub own_probes: u64,
     pub elapsed: Duration,
     /// Of `elapsed`, the time spent minimising findings.
     pub minimising: Duration,
@@ -230,9 +250,18 @@ pub struct Report {
 impl Report {
     /// Fuzz messages per second of fuzzing (minimisation not counted).
     pub fn messages_per_second(&self) -> f64 {
+        self.per_second(self.messages)
+    }
+
+    /// Cases per second of fuzzing (minimisation not counted).
+    pub fn cases_per_second(&self) -> f64 {
+        self.per_second(self.cases)
+    }
+
+    fn per_second(&self, n: u64) -> f64 {
         let s = self.elapsed.saturating_sub(self.minimising).as_secs_f64();
         if s > 0.0 {
-            self.messages as f64 / s
+            n as f64 / s
         } else {
             0.0
         }
@@ -273,16 +302,55 @@ pub fn describe(obs: &Observation) -> String {
     parts.join("; ")
 }
 
+/// Most cases one connection carries: then a fresh one, so that a finding that needs the
+/// cases before it on its connection names at most this many less one.
+pub const CASES_PER_CONNECTION: usize = 32;
+
+/// The most messages a finding's case and the cases before it on its connection are sent as,
+/// one case, when the case alone does not show it.
+const FLAT_MESSAGES: usize = 16;
+
+/// The connection cases go on over while the peer keeps it healthy ([`execute::Kept`]), and
+/// the cases it carried, by number, as sent.
+#[derive(Default)]
+struct Session {
+    kept: Option<execute::Kept>,
+    cases: Vec<Numbered>,
+}
+
+/// A case by its number in the seed's sequence.
+type Numbered = (u64, Vec<Spec>);
+
+impl Session {
+    /// Before a case: the connection it goes on over, or none (a fresh one) when there is
+    /// none, it carried only a probe, or it carried its share.
+    fn prepare(&mut self) {
+        match &self.kept {
+            Some(k) if k.cases > 0 && self.cases.len() < CASES_PER_CONNECTION => {}
+            Some(k) if k.cases == 0 => self.cases.clear(),
+            _ => *self = Session::default(),
+        }
+    }
+
+    /// The cases before `obs`'s on its connection.
+    fn preceding(&self, obs: &Observation) -> Vec<Numbered> {
+        self.cases[..obs.after_cases.min(self.cases.len())].to_vec()
+    }
+}
+
 /// Runs a case (specs encoded) against `target`, journalled first when there is a journal;
-/// the peer restarted first when its machine is running out of the memory it holds.
+/// the peer restarted first when its machine is running out of the memory it holds. Over a
+/// fresh connection, or with a `session`, over its connection when it has one.
 fn execute_specs(
     target: &mut dyn Target,
     config: &Config,
     watch: &mut resources::Watch,
     case: &[Spec],
     sent: Sent,
+    session: Option<&mut Session>,
 ) -> Observation {
-    if watch.must_restart() && target.can_restart() {
+    let restarted = watch.must_restart() && target.can_restart();
+    if restarted {
         let s = watch.last.unwrap_or_default();
         target.note(&format!(
             "restarting the peer: the machine has {} MiB of {} MiB available (the floor is {}%) and the peer holds {} MiB",
@@ -294,13 +362,40 @@ fn execute_specs(
         target.restart();
         watch.restarted_for_memory();
     }
+    let mut fresh = Session::default();
+    let session = match session {
+        Some(s) if !restarted && config.reuse_connections => {
+            s.prepare();
+            s
+        }
+        Some(s) => {
+            *s = Session::default();
+            s
+        }
+        None => &mut fresh,
+    };
     let wires: Vec<input::Wire> = case.iter().map(Spec::encode).collect();
     if let Some(j) = &config.journal {
-        j.append(&journal::line(&journal::reproducer(config, target.describe(), sent, &wires), sent));
+        let after: Vec<u64> = match &session.kept {
+            Some(k) if k.cases > 0 => session.cases.iter().map(|(n, _)| *n).collect(),
+            _ => Vec::new(),
+        };
+        j.append(&journal::case_line(&journal::reproducer(config, target.describe(), sent, &wires), sent, &after));
     }
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
-    let mut obs = execute::run(target.connector(), &config.options, config.timing, &wires);
+    let mut obs = execute::run_on(
+        target.connector(),
+        &mut session.kept,
+        &config.options,
+        config.timing,
+        &wires,
+        config.reuse_connections,
+    );
+    if session.kept.as_ref().is_some_and(|k| k.cases > 0) {
+        session.cases.truncate(obs.after_cases);
+        session.cases.push((sent.case(), case.to_vec()));
+    }
     observe_peer(target, watch, &mut obs);
     obs
 }
@@ -313,7 +408,7 @@ fn observe_peer(target: &mut dyn Target, watch: &mut resources::Watch, obs: &mut
     obs.crash_site = backtrace::crash_site(&peer);
     watch.peer_logged(&peer);
     if let Some(s) = target.resources() {
-        watch.observe(s, 1);
+        watch.observe(s, obs.connections);
     }
 }
 
@@ -331,7 +426,16 @@ pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool,
         watch.observe(s, 0);
     }
     let rounds = if r.kind.class == Class::ResourceLeak { resources::MIN_CONNECTIONS + 1 } else { 1 };
-    let mut obs = execute::run(target.connector(), &options, timing, &r.messages);
+    // The cases the finding needed before it, on its connection, then it on the same one,
+    // probed as the run that found it probed them (only `--reuse-connections` leaves cases
+    // before a finding; without them, a NULL after the case as every run without it sends).
+    let mut kept = None;
+    let own_probe = !r.preceding.is_empty();
+    for (_, c) in &r.preceding {
+        execute::run_on(target.connector(), &mut kept, &options, timing, c, own_probe);
+    }
+    let mut obs = execute::run_on(target.connector(), &mut kept, &options, timing, &r.messages, own_probe);
+    drop(kept);
     observe_peer(target, &mut watch, &mut obs);
     for _ in 1..rounds {
         obs = execute::run(target.connector(), &options, timing, &r.messages);
@@ -381,6 +485,9 @@ pub fn run_watched(
         skipped: config.skip_cases,
         cases: 0,
         messages: 0,
+        connections: 0,
+        reused: 0,
+        own_probes: 0,
         elapsed: Duration::ZERO,
         minimising: Duration::ZERO,
         outcomes: Liveness::ALL.iter().map(|l| (l.name(), 0)).collect(),
@@ -396,7 +503,7 @@ pub fn run_watched(
         watch.observe(s, 0);
     }
     // Reachable at all? An empty case connects and sends only the liveness NULL.
-    let first = execute_specs(target, config, &mut watch, &[], Sent::Probe { skipped: config.skip_cases });
+    let first = execute_specs(target, config, &mut watch, &[], Sent::Probe { skipped: config.skip_cases }, None);
     if first.connect_failed.is_some() {
         report.ended = Ended::Unreachable;
         return report;
@@ -406,6 +513,9 @@ pub fn run_watched(
     let mut corpus: Vec<Vec<Spec>> = Vec::new();
     let mut seen_signatures: HashSet<u64> = HashSet::new();
     let mut seen_kinds: HashSet<Kind> = HashSet::new();
+    // Cases go on over one connection while it stays healthy; the first after a resume
+    // (`skip_cases`) opens a fresh one.
+    let mut session = Session::default();
     // Skipped cases are drawn as a run would draw them, with nothing learnt from answers.
     for _ in 0..config.skip_cases {
         next_case(&mut rng, &mut xid, &corpus);
@@ -429,9 +539,12 @@ pub fn run_watched(
         }
         let case = next_case(&mut rng, &mut xid, &corpus);
         let case_no = config.skip_cases + report.cases + 1;
-        let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no));
+        let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no), Some(&mut session));
         report.cases += 1;
         report.messages += obs.sent as u64;
+        report.connections += obs.connections;
+        report.reused += u64::from(obs.after_cases > 0);
+        report.own_probes += u64::from(obs.own_probe);
         *report.outcomes.entry(obs.liveness.name()).or_default() += 1;
         let mut new = false;
         for s in classify::signatures(&obs) {
@@ -450,15 +563,20 @@ pub fn run_watched(
         if let Some(kind) = &finding {
             *report.classes.entry(kind.class.name()).or_default() += 1;
         }
-        match finding {
-            Some(kind) if seen_kinds.insert(kind.clone()) => {
+        if finding.is_some() {
+            // A new kind is minimised (the peer restarted between trials) and a restarted peer
+            // has no connection of ours: the next case then opens a fresh one.
+            if let Some(kind) = finding.clone().filter(|k| !seen_kinds.contains(k)) {
+                seen_kinds.insert(kind.clone());
+                let preceding = session.preceding(&obs);
+                session = Session::default();
                 let t = Instant::now();
                 let f = minimise_finding(
                     target,
                     config,
                     &mut watch,
                     interrupt,
-                    (&case, case_no),
+                    (&case, case_no, preceding),
                     kind,
                     obs,
                     report.messages,
@@ -470,11 +588,10 @@ pub fn run_watched(
                     report.ended = Ended::PeerDown;
                     break;
                 }
-            }
-            Some(_) if target.can_restart() && (target.cheap_restart() || sick) => {
+            } else if target.can_restart() && (target.cheap_restart() || sick) {
+                session = Session::default();
                 target.restart();
             }
-            _ => {}
         }
         // Memory kept per connection, seen over this case or the minimisation after it.
         if let Some(leak) = watch.take_leak() {
@@ -550,18 +667,65 @@ fn minimise_finding(
     config: &Config,
     watch: &mut resources::Watch,
     interrupt: &AtomicBool,
-    (case, case_no): (&[Spec], u64),
+    (case, case_no, preceding): (&[Spec], u64, Vec<Numbered>),
     kind: Kind,
     obs: Observation,
     after_messages: u64,
 ) -> Finding {
     let sent = obs.sent.max(1).min(case.len());
+    let encode = |cases: &[Numbered]| -> Vec<(u64, Vec<input::Wire>)> {
+        cases.iter().map(|(n, c)| (*n, c.iter().map(Spec::encode).collect())).collect()
+    };
+    // Found on a connection earlier cases went over: does the case show it alone, on a fresh
+    // connection? Else the messages of the cases just before it and its own, sent as one case
+    // (at most FLAT_MESSAGES, well under the credits we ask for), which then is minimised? If
+    // neither, its reproducer is the case after those cases, each as the run sent it.
+    let mut start = case[..sent].to_vec();
+    if !preceding.is_empty() && target.can_restart() {
+        let mut sick = unwell(&obs);
+        let mut shows = |target: &mut dyn Target, c: &[Spec], trial: usize| {
+            if target.cheap_restart() || sick {
+                target.restart();
+            }
+            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial }, None);
+            sick = unwell(&o);
+            classify::finding(&o).as_ref() == Some(&kind)
+        };
+        let mut flat = start.clone();
+        for (_, c) in preceding.iter().rev() {
+            if flat.len() + c.len() > FLAT_MESSAGES {
+                break;
+            }
+            flat.splice(0..0, c.iter().cloned());
+        }
+        let alone = shows(target, &start, 0);
+        if !alone && flat.len() > start.len() && shows(target, &flat, 0) {
+            start = flat;
+        } else if !alone {
+            if target.cheap_restart() || sick {
+                target.restart();
+            }
+            let mut session = Session::default();
+            let mut again = None;
+            for (i, (_, c)) in preceding.iter().chain([(case_no, case[..sent].to_vec())].iter()).enumerate() {
+                let trial = Sent::Trial { case: case_no, trial: i + 1 };
+                again = Some(execute_specs(target, config, watch, c, trial, Some(&mut session)));
+            }
+            let again = again.expect("the case itself ran");
+            let ok = classify::finding(&again).as_ref() == Some(&kind);
+            let observed = if ok { again } else { obs };
+            let messages = case[..sent].iter().map(Spec::encode).collect();
+            let mut r = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
+            r.preceding = encode(&preceding);
+            return Finding { reproducer: r, after_messages, minimised: ok };
+        }
+    }
     let (min, observed, minimised) = if target.can_restart() {
         let mut last: Option<Observation> = None;
         let until = Instant::now() + config.minimise_time;
         let mut sick = unwell(&obs);
         let mut trial = 0;
-        let min = minimise::minimise(&case[..sent], config.minimise_budget, |c| {
+        let min = minimise::minimise(&start, config.minimise_budget, |c| {
             // Interrupted or out of time: keep what is minimised so far.
             if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
                 return false;
@@ -570,7 +734,7 @@ fn minimise_finding(
                 target.restart();
             }
             trial += 1;
-            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial });
+            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial }, None);
             sick = unwell(&o);
             let hit = classify::finding(&o).as_ref() == Some(&kind);
             if hit {
@@ -582,7 +746,7 @@ fn minimise_finding(
         if target.cheap_restart() || sick {
             target.restart();
         }
-        let o = execute_specs(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 });
+        let o = execute_specs(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 }, None);
         let ok = classify::finding(&o).as_ref() == Some(&kind);
         let o = if ok { o } else { last.unwrap_or(obs) };
         (min, o, ok)
@@ -590,7 +754,11 @@ fn minimise_finding(
         (case[..sent].to_vec(), obs, false)
     };
     let messages = min.iter().map(Spec::encode).collect();
-    let reproducer = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
+    let mut reproducer = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
+    // Not tried alone (the peer cannot be restarted): the cases before it come with it.
+    if !target.can_restart() {
+        reproducer.preceding = encode(&preceding);
+    }
     Finding { reproducer, after_messages, minimised }
 }
 
@@ -616,5 +784,7 @@ fn reproducer(
         observed,
         original_messages,
         messages,
+        preceding: Vec::new(),
+        profile: config.options.profile,
     }
 }

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::classify::{Class, Kind};
 use super::input::{Fixup, Wire, WireRegion};
 use crate::engine::RunOptions;
+use rpcrdma_codec::Profile;
 
 /// The `format` field of every reproducer this version writes.
 pub const FORMAT: &str = "rpcrdma-fuzz-reproducer/1";
@@ -30,10 +31,18 @@ pub struct Reproducer {
     /// How many messages the case had before minimising.
     pub original_messages: usize,
     pub messages: Vec<Wire>,
+    /// The cases (number and messages) that went over the finding's connection before it,
+    /// when it does not show without them (docs/fuzzing.md, "Cases and connections"): replay
+    /// sends them first, each followed by its liveness probe, on the same connection. Empty:
+    /// the messages alone on a fresh connection show it.
+    pub preceding: Vec<(u64, Vec<Wire>)>,
+    /// The spec choices the run read and wrote the wire under (`"profile"`: their names, absent
+    /// for the default); replay uses them.
+    pub profile: Profile,
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    rpcrdma_codec::hex::Hex(b).to_string()
 }
 
 fn unhex(s: &str) -> Result<Vec<u8>, String> {
@@ -53,6 +62,7 @@ impl Reproducer {
             receive_size: self.receive_size,
             send_size: self.send_size,
             credits_requested: self.credits,
+            profile: self.profile,
             ..RunOptions::default()
         }
     }
@@ -65,36 +75,8 @@ impl Reproducer {
                 hex(&b)
             })
             .unwrap_or_default();
-        let messages: Vec<Value> = self
-            .messages
-            .iter()
-            .map(|w| {
-                let regions: Vec<Value> = w
-                    .regions
-                    .iter()
-                    .map(|r| {
-                        json!({
-                            "size": r.contents.len(),
-                            "contents": hex(&r.contents),
-                            "writable": r.writable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
-                            "readable": r.readable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
-                        })
-                    })
-                    .collect();
-                let fixups: Vec<Value> = w
-                    .fixups
-                    .iter()
-                    .map(|f| match *f {
-                        Fixup::Handle { at, region } => json!({"at": at, "field": "handle", "region": region}),
-                        Fixup::Offset { at, region, delta } => {
-                            json!({"at": at, "field": "offset", "region": region, "delta": delta})
-                        }
-                    })
-                    .collect();
-                json!({"hex": hex(&w.bytes), "length": w.bytes.len(), "regions": regions, "fixups": fixups})
-            })
-            .collect();
-        json!({
+        let messages: Vec<Value> = self.messages.iter().map(wire_json).collect();
+        let mut v = json!({
             "format": FORMAT,
             "tool": format!("rpcrdma-harness {}", self.tool_version),
             "seed": self.seed,
@@ -113,7 +95,18 @@ impl Reproducer {
             },
             "original_messages": self.original_messages,
             "messages": messages,
-        })
+        });
+        if self.profile != Profile::default() {
+            v["profile"] = self.profile.choices().collect::<Vec<_>>().into();
+        }
+        if !self.preceding.is_empty() {
+            v["preceding"] = self
+                .preceding
+                .iter()
+                .map(|(n, c)| json!({"case": n, "messages": c.iter().map(wire_json).collect::<Vec<_>>()}))
+                .collect();
+        }
+        v
     }
 
     pub fn from_json(v: &Value) -> Result<Reproducer, String> {
@@ -127,43 +120,17 @@ impl Reproducer {
         let c = v.get("classification").ok_or("no \"classification\"")?;
         let class_name = s(c, "class")?;
         let class = Class::from_name(&class_name).ok_or(format!("unknown class {class_name:?}"))?;
-        let mut messages = Vec::new();
-        for m in v.get("messages").and_then(Value::as_array).ok_or("no \"messages\" array")? {
-            let bytes = unhex(&s(m, "hex")?)?;
-            let mut regions = Vec::new();
-            for r in m.get("regions").and_then(Value::as_array).ok_or("no \"regions\" array")? {
-                let contents = unhex(&s(r, "contents")?)?;
-                let ranges = |k: &str| {
-                    r.get(k)
-                        .and_then(Value::as_array)
-                        .ok_or(format!("no {k:?}"))?
-                        .iter()
-                        .map(|p| {
-                            let lo = p.get(0).and_then(Value::as_u64).ok_or("bad range")?;
-                            let hi = p.get(1).and_then(Value::as_u64).ok_or("bad range")?;
-                            Ok((lo as u32, hi as u32))
-                        })
-                        .collect::<Result<Vec<_>, String>>()
-                };
-                regions.push(WireRegion { contents, writable: ranges("writable")?, readable: ranges("readable")? });
+        let messages = wires_from_json(v.get("messages"))?;
+        let mut profile = Profile::default();
+        for name in v.get("profile").and_then(Value::as_array).into_iter().flatten() {
+            let name = name.as_str().ok_or("\"profile\": not a list of choice names")?;
+            if !profile.apply(name) {
+                return Err(format!("\"profile\": unknown choice {name:?}"));
             }
-            let mut fixups = Vec::new();
-            for f in m.get("fixups").and_then(Value::as_array).ok_or("no \"fixups\" array")? {
-                let at = n(f, "at")? as usize;
-                let region = n(f, "region")? as usize;
-                if region >= regions.len() {
-                    return Err(format!("fixup names region {region} of {}", regions.len()));
-                }
-                let fixup = match s(f, "field")?.as_str() {
-                    "handle" if at + 4 <= bytes.len() => Fixup::Handle { at, region },
-                    "offset" if at + 8 <= bytes.len() => {
-                        Fixup::Offset { at, region, delta: f.get("delta").and_then(Value::as_i64).ok_or("no delta")? }
-                    }
-                    other => return Err(format!("bad fixup {other:?} at {at}")),
-                };
-                fixups.push(fixup);
-            }
-            messages.push(Wire { bytes, regions, fixups });
+        }
+        let mut preceding = Vec::new();
+        for p in v.get("preceding").and_then(Value::as_array).into_iter().flatten() {
+            preceding.push((n(p, "case")?, wires_from_json(p.get("messages"))?));
         }
         Ok(Reproducer {
             tool_version: s(v, "tool")?.trim_start_matches("rpcrdma-harness ").to_string(),
@@ -177,8 +144,136 @@ impl Reproducer {
             observed: s(c, "observed")?,
             original_messages: n(v, "original_messages")? as usize,
             messages,
+            preceding,
+            profile,
         })
     }
+}
+
+/// One message as JSON: its bytes, regions and fixups.
+fn wire_json(w: &Wire) -> Value {
+    let regions: Vec<Value> = w
+        .regions
+        .iter()
+        .map(|r| {
+            json!({
+                "size": r.contents.len(),
+                "contents": hex(&r.contents),
+                "writable": r.writable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
+                "readable": r.readable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
+            })
+        })
+        .collect();
+    let fixups: Vec<Value> = w
+        .fixups
+        .iter()
+        .map(|f| match *f {
+            Fixup::Handle { at, region } => json!({"at": at, "field": "handle", "region": region}),
+            Fixup::Offset { at, region, delta } => {
+                json!({"at": at, "field": "offset", "region": region, "delta": delta})
+            }
+        })
+        .collect();
+    json!({"hex": hex(&w.bytes), "length": w.bytes.len(), "regions": regions, "fixups": fixups})
+}
+
+/// Bytes as runs, for journal lines (a serial port carries them before every case): items
+/// separated by spaces, `HH*N` for N bytes HH (runs of 8 or more), hex for the bytes between.
+/// A region is mostly guard bytes and zeros: 4 KiB of them is 4 bytes here, 8 KiB as hex.
+pub fn runs(b: &[u8]) -> String {
+    let mut items = Vec::new();
+    let mut literal = String::new();
+    let mut i = 0;
+    while i < b.len() {
+        let n = b[i..].iter().take_while(|&&x| x == b[i]).count();
+        if n >= 8 {
+            if !literal.is_empty() {
+                items.push(std::mem::take(&mut literal));
+            }
+            items.push(format!("{:02x}*{n}", b[i]));
+            i += n;
+        } else {
+            literal += &hex(&b[i..i + n]);
+            i += n;
+        }
+    }
+    if !literal.is_empty() {
+        items.push(literal);
+    }
+    items.join(" ")
+}
+
+/// The bytes [`runs`] wrote.
+pub fn from_runs(s: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    for item in s.split(' ').filter(|i| !i.is_empty()) {
+        match item.split_once('*') {
+            Some((byte, n)) => {
+                let byte = u8::from_str_radix(byte, 16).map_err(|_| format!("bad run {item:?}"))?;
+                let n: usize = n.parse().map_err(|_| format!("bad run {item:?}"))?;
+                if n > 1 << 24 {
+                    return Err(format!("run {item:?} too long"));
+                }
+                out.resize(out.len() + n, byte);
+            }
+            None => out.extend(unhex(item)?),
+        }
+    }
+    Ok(out)
+}
+
+/// Messages from their JSON (an array of [`wire_json`]'s; a region's contents as hex, or as
+/// [`runs`] in journal lines).
+fn wires_from_json(messages: Option<&Value>) -> Result<Vec<Wire>, String> {
+    let s = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).map(str::to_string).ok_or(format!("no {k:?}"));
+    let n = |v: &Value, k: &str| v.get(k).and_then(Value::as_u64).ok_or(format!("no number {k:?}"));
+    let mut out = Vec::new();
+    for m in messages.and_then(Value::as_array).ok_or("no \"messages\" array")? {
+        let bytes = unhex(&s(m, "hex")?)?;
+        let mut regions = Vec::new();
+        for r in m.get("regions").and_then(Value::as_array).ok_or("no \"regions\" array")? {
+            let contents = match r.get("runs").and_then(Value::as_str) {
+                Some(runs) => from_runs(runs)?,
+                None => unhex(&s(r, "contents")?)?,
+            };
+            let ranges = |k: &str| {
+                r.get(k)
+                    .and_then(Value::as_array)
+                    .ok_or(format!("no {k:?}"))?
+                    .iter()
+                    .map(|p| {
+                        let lo = p.get(0).and_then(Value::as_u64).ok_or("bad range")?;
+                        let hi = p.get(1).and_then(Value::as_u64).ok_or("bad range")?;
+                        Ok((lo as u32, hi as u32))
+                    })
+                    .collect::<Result<Vec<_>, String>>()
+            };
+            regions.push(WireRegion { contents, writable: ranges("writable")?, readable: ranges("readable")? });
+        }
+        // Journal lines leave the fixups out: the placeholders in the bytes give them.
+        let Some(listed) = m.get("fixups") else {
+            out.push(Wire::new(bytes, regions));
+            continue;
+        };
+        let mut fixups = Vec::new();
+        for f in listed.as_array().ok_or("no \"fixups\" array")? {
+            let at = n(f, "at")? as usize;
+            let region = n(f, "region")? as usize;
+            if region >= regions.len() {
+                return Err(format!("fixup names region {region} of {}", regions.len()));
+            }
+            let fixup = match s(f, "field")?.as_str() {
+                "handle" if at + 4 <= bytes.len() => Fixup::Handle { at, region },
+                "offset" if at + 8 <= bytes.len() => {
+                    Fixup::Offset { at, region, delta: f.get("delta").and_then(Value::as_i64).ok_or("no delta")? }
+                }
+                other => return Err(format!("bad fixup {other:?} at {at}")),
+            };
+            fixups.push(fixup);
+        }
+        out.push(Wire { bytes, regions, fixups });
+    }
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -202,11 +297,26 @@ mod tests {
             observed: "a reply granted zero credits".into(),
             original_messages: 3,
             messages: vec![s.encode(), generate::null_call(6, 1).encode()],
+            preceding: vec![(5, vec![generate::null_call(3, 32).encode()]), (6, Vec::new())],
+            profile: Profile { error_arm: rpcrdma_codec::profile::ErrorArm::Rfc5666, ..Profile::default() },
         };
         let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
         let back = Reproducer::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
         assert_eq!(back, r);
         assert!(text.contains("\"hex\""));
+        assert!(text.contains("\"rfc5666-error-arm\""), "the profile's choices by name");
+        assert_eq!(back.options().profile, r.profile, "replay connects under the recorded profile");
+        let mut unknown: Value = serde_json::from_str(&text).unwrap();
+        unknown["profile"] = json!(["no-such"]);
+        assert!(Reproducer::from_json(&unknown).unwrap_err().contains("no-such"));
+        assert!(!text.contains("\"runs\""), "files hold the contents as hex");
+        // Journal lines hold them as runs; both read back the same.
+        for b in [&[][..], &[7], &[0xc5; 32], &[1, 2, 3, 0, 0, 0, 0, 0, 0, 0, 0, 0, 9, 9]] {
+            assert_eq!(from_runs(&runs(b)).unwrap(), b, "{}", runs(b));
+        }
+        let guarded = [vec![0xc5; 32], vec![0; 4096], vec![0xab, 0xcd], vec![0xc5; 32]].concat();
+        assert_eq!(runs(&guarded), "c5*32 00*4096 abcd c5*32");
+        assert!(from_runs("c5*x").is_err() && from_runs("c5*99999999999").is_err() && from_runs("abc").is_err());
         let mut bad: Value = serde_json::from_str(&text).unwrap();
         bad["format"] = json!("other/9");
         assert!(Reproducer::from_json(&bad).is_err());

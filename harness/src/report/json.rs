@@ -2,20 +2,20 @@
 
 use serde_json::{json, Value};
 
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_conformance::engine::ctx::Direction;
-use rpcrdma_conformance::engine::PeerDown;
+use rpcrdma_conformance::engine::{Actual, Mismatch, NoMessage, PeerDown};
 
-use super::Run;
+use super::{JudgedResult, Run};
 
 pub const SCHEMA: &str = "rpcrdma-harness/report/v1";
 
 pub fn render(run: &Run<'_>) -> Value {
     let t = run.totals();
     let checks: Vec<Value> = run
-        .results
+        .checks
         .iter()
-        .zip(run.judged)
-        .map(|(r, j)| {
+        .map(|JudgedResult { result: r, judged: j }| {
             let transcript = transcript(r);
             json!({
                 "id": r.check.id,
@@ -31,6 +31,7 @@ pub fn render(run: &Run<'_>) -> Value {
                 "outcome": r.outcome.name(),
                 "expected": r.expected,
                 "actual": r.actual.to_string(),
+                "mismatch": mismatch(&r.actual),
                 "divergence_reason": j.reason,
                 "connection_survived": r.connection_survived,
                 "peer": r.peer.down.as_ref().map(peer_down),
@@ -48,6 +49,7 @@ pub fn render(run: &Run<'_>) -> Value {
         "command_line": run.meta.command_line,
         "selection": { "select": run.meta.select, "exclude": run.meta.exclude },
         "profile_path": run.meta.profile_path,
+        "wire_profile": run.meta.wire_profile,
         "root_fh": run.meta.root_fh.as_ref().map(|r| json!({
             "hex": r.hex(),
             "source": r.source.name(),
@@ -60,7 +62,7 @@ pub fn render(run: &Run<'_>) -> Value {
         "interrupted": run.interrupted,
         "started_unix": run.started_unix,
         "duration_ms": run.duration.as_secs_f64() * 1000.0,
-        "summary": { "passed": t.passed, "expected_divergences": t.expected, "pass_lax": t.lax, "failed": t.failed, "skipped": t.skipped, "unsupported": t.unsupported, "inconclusive": t.inconclusive, "errors": t.errors, "not_run": t.not_run, "total": run.results.len() },
+        "summary": { "passed": t.passed, "expected_divergences": t.expected, "pass_lax": t.lax, "failed": t.failed, "skipped": t.skipped, "unsupported": t.unsupported, "inconclusive": t.inconclusive, "errors": t.errors, "not_run": t.not_run, "total": run.checks.len() },
         "checks": checks,
     });
     for (k, v) in run.meta.peer_version.json_fields() {
@@ -83,20 +85,21 @@ fn repeated(run: &Run<'_>, report: &mut Value) {
     report["repeat"] = json!(n);
     for (entry, attempts) in report["checks"].as_array_mut().into_iter().flatten().zip(&run.meta.attempts) {
         let mut outcomes = serde_json::Map::new();
-        for (r, _) in attempts {
-            let seen = outcomes.entry(r.outcome.name()).or_insert(json!(0));
+        for c in attempts {
+            let seen = outcomes.entry(c.result.outcome.name()).or_insert(json!(0));
             *seen = json!(seen.as_u64().unwrap_or(0) + 1);
         }
         entry["outcomes"] = Value::Object(outcomes);
         entry["attempts"] = attempts
             .iter()
             .enumerate()
-            .map(|(k, (r, j))| {
+            .map(|(k, JudgedResult { result: r, judged: j })| {
                 json!({
                     "attempt": k + 1,
                     "status": j.status.name(),
                     "outcome": r.outcome.name(),
                     "actual": r.actual.to_string(),
+                    "mismatch": mismatch(&r.actual),
                     "divergence_reason": j.reason,
                     "connection_survived": r.connection_survived,
                     "peer": r.peer.down.as_ref().map(peer_down),
@@ -120,7 +123,7 @@ fn transcript(r: &rpcrdma_conformance::engine::CheckResult) -> Vec<Value> {
                 },
                 "at_us": e.at.as_micros() as u64,
                 "summary": e.summary,
-                "hex": e.bytes.iter().map(|b| format!("{b:02x}")).collect::<String>(),
+                "hex": Hex(&e.bytes).to_string(),
             })
         })
         .collect()
@@ -141,4 +144,58 @@ fn peer_down(d: &PeerDown) -> Value {
             "waited_ms": r.waited.as_secs_f64() * 1000.0,
         })),
     })
+}
+
+/// What a matcher found, kept typed beside `actual`'s sentence: `{"kind": "wrong-xid", "got":
+/// ..., "want": ...}`, the fields of the mismatch (a decode error as `decode --json` gives it);
+/// null when the check worded what happened itself.
+pub fn mismatch(actual: &Actual) -> Value {
+    let Actual::Mismatch(m) = actual else { return Value::Null };
+    let no_message = |n: &NoMessage| match n {
+        NoMessage::Silence => json!({"kind": "silence"}),
+        NoMessage::Disconnected => json!({"kind": "disconnected"}),
+        NoMessage::SendFailed(s) => json!({"kind": "send-failed", "status": s.name()}),
+        NoMessage::RecvFailed(s) => json!({"kind": "recv-failed", "status": s.name()}),
+    };
+    match m {
+        Mismatch::Connect(e) => json!({"kind": "connect", "error": e.to_string()}),
+        Mismatch::NoMessage(n) => json!({"kind": "no-message", "why": no_message(n)}),
+        Mismatch::Undecodable(e) => json!({"kind": "undecodable", "error": crate::describe::error(e)}),
+        Mismatch::WrongXid { form, got, want } => json!({"kind": "wrong-xid", "form": form, "got": got, "want": want}),
+        Mismatch::WrongBody { got, want } => json!({"kind": "wrong-body", "got": got, "want": want}),
+        Mismatch::ZeroCredit => json!({"kind": "zero-credit"}),
+        Mismatch::WrongVersion { form, got } => json!({"kind": "wrong-version", "form": form, "got": got}),
+        Mismatch::ErrVersVersion { got, sent } => json!({"kind": "err-vers-version", "got": got, "sent": sent}),
+        Mismatch::ErrVersOrder { low, high } => json!({"kind": "err-vers-order", "low": low, "high": high}),
+        Mismatch::ErrVersWithoutOne { low, high } => {
+            json!({"kind": "err-vers-without-one", "low": low, "high": high})
+        }
+        Mismatch::RpcUndecodable(e) => json!({"kind": "rpc-undecodable", "error": crate::describe::error(e)}),
+        Mismatch::NoRpc => json!({"kind": "no-rpc"}),
+        Mismatch::AcceptStat { got, want } => {
+            json!({"kind": "accept-stat", "got": got.name(), "want": want.name()})
+        }
+        Mismatch::Denied { why, want } => json!({"kind": "denied", "why": why, "want": want.name()}),
+        Mismatch::RpcXid { got } => json!({"kind": "rpc-xid", "got": got}),
+        Mismatch::RpcCall => json!({"kind": "rpc-call"}),
+        Mismatch::Other(text) => json!({"kind": "other", "text": text}),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use rpcrdma_codec::rpc::AcceptStat;
+
+    /// The typed mismatch stays structured beside its sentence; a check's own words have none.
+    #[test]
+    fn a_mismatch_keeps_its_fields() {
+        let m = Actual::Mismatch(Mismatch::WrongXid { form: "RDMA_MSG".into(), got: 7, want: 0x1234 });
+        assert_eq!(mismatch(&m), json!({"kind": "wrong-xid", "form": "RDMA_MSG", "got": 7, "want": 0x1234}));
+        let m = Actual::Mismatch(Mismatch::AcceptStat { got: AcceptStat::ProcUnavail, want: AcceptStat::Success });
+        assert_eq!(mismatch(&m), json!({"kind": "accept-stat", "got": "PROC_UNAVAIL", "want": "SUCCESS"}));
+        let m = Actual::Mismatch(Mismatch::NoMessage(NoMessage::Silence));
+        assert_eq!(mismatch(&m)["why"]["kind"], "silence");
+        assert_eq!(mismatch(&Actual::Note("the check's words".into())), Value::Null);
+    }
 }

@@ -70,12 +70,12 @@ pub fn render(run: &Run<'_>) -> String {
     } else {
         t.skipped += t.inconclusive;
     }
-    let total_time = seconds(run.results.iter().map(|r| r.duration.as_secs_f64()).sum());
+    let total_time = seconds(run.checks.iter().map(|c| c.result.duration.as_secs_f64()).sum());
     let mut s = String::from("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n");
     let _ = writeln!(
         s,
         "<testsuites name=\"rpcrdma-harness\" tests=\"{}\" failures=\"{}\" errors=\"{}\" time=\"{total_time}\">",
-        run.results.len(),
+        run.checks.len(),
         t.failed,
         t.errors,
     );
@@ -83,7 +83,7 @@ pub fn render(run: &Run<'_>) -> String {
         s,
         "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"{}\" skipped=\"{}\" time=\"{total_time}\">",
         escape(&run.peer),
-        run.results.len(),
+        run.checks.len(),
         t.failed,
         t.errors,
         t.skipped
@@ -98,7 +98,7 @@ pub fn render(run: &Run<'_>) -> String {
         let _ = writeln!(s, "      <property name=\"{}\" value=\"{}\"/>", escape(name), escape(&value));
     }
     s.push_str("    </properties>\n");
-    for (r, j) in run.results.iter().zip(run.judged) {
+    for super::JudgedResult { result: r, judged: j } in run.checks {
         // The whole check ID is the name, as people search for it; the classname groups the
         // checks by spec section (`rfc8166.4.5`).
         let section = r.check.id.rsplit_once('/').map_or("", |(section, _)| section);
@@ -186,12 +186,8 @@ pub fn render(run: &Run<'_>) -> String {
 mod tests {
     use super::*;
 
-    /// A run of these results, as `run` would report it, with nothing else set.
-    fn run_of<'a>(
-        results: &'a [rpcrdma_conformance::engine::CheckResult],
-        judged: &'a [rpcrdma_conformance::expectations::Judged],
-        strict: bool,
-    ) -> Run<'a> {
+    /// A run of these judged results, as `run` would report it, with nothing else set.
+    fn run_of(checks: &[super::super::JudgedResult], strict: bool) -> Run<'_> {
         Run {
             peer: "p".into(),
             transport: "t".into(),
@@ -200,15 +196,14 @@ mod tests {
             interrupted: false,
             started_unix: 0,
             duration: std::time::Duration::ZERO,
-            results,
-            judged,
+            checks,
             meta: super::super::Metadata::default(),
         }
     }
 
     #[test]
     fn a_run_without_checks_has_no_negative_time() {
-        let run = run_of(&[], &[], false);
+        let run = run_of(&[], false);
         let xml = render(&run);
         assert!(!xml.contains("-0.000"), "{xml}");
         assert!(xml.contains("time=\"0.000\""), "{xml}");
@@ -216,18 +211,11 @@ mod tests {
 
     #[test]
     fn a_broken_check_is_an_error_not_a_failure() {
+        use super::super::JudgedResult;
         use rpcrdma_conformance::engine::{CheckInfo, CheckResult, Outcome};
         use rpcrdma_conformance::expectations::judge;
-        static INFO: CheckInfo = CheckInfo {
-            id: "rfc8166/4.2.4/null-call",
-            judges: &[],
-            acceptable: "",
-            rationale: "",
-            groups: &[],
-            broken_by: &[],
-            precondition: None,
-        };
-        let results = [CheckResult {
+        static INFO: CheckInfo = CheckInfo::stub("rfc8166/4.2.4/null-call");
+        let result = CheckResult {
             check: &INFO,
             outcome: Outcome::Error,
             expected: "the scenario to complete".into(),
@@ -236,9 +224,9 @@ mod tests {
             transcript: Vec::new(),
             duration: std::time::Duration::ZERO,
             peer: Default::default(),
-        }];
-        let judged = [judge(&results[0], true, None)];
-        let run = run_of(&results, &judged, true);
+        };
+        let checks = [JudgedResult { judged: judge(&result, true, None), result }];
+        let run = run_of(&checks, true);
         let t = run.totals();
         assert_eq!((t.passed, t.failed, t.skipped, t.errors), (0, 0, 0, 1));
         assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 harness error");
@@ -254,18 +242,14 @@ mod tests {
 
     #[test]
     fn an_inconclusive_check_is_skipped_with_why_and_a_failure_under_strict() {
+        use super::super::JudgedResult;
         use rpcrdma_conformance::engine::{CheckInfo, CheckResult, Outcome};
         use rpcrdma_conformance::expectations::{judge, Status};
         static INFO: CheckInfo = CheckInfo {
-            id: "rfc8166/3.3.1/requester-zero-grant",
-            judges: &[],
-            acceptable: "",
-            rationale: "",
-            groups: &[],
-            broken_by: &[],
             precondition: Some("a call after the grant of 0"),
+            ..CheckInfo::stub("rfc8166/3.3.1/requester-zero-grant")
         };
-        let results = [CheckResult {
+        let result = CheckResult {
             check: &INFO,
             outcome: Outcome::Inconclusive,
             expected: "no call".into(),
@@ -274,11 +258,11 @@ mod tests {
             transcript: Vec::new(),
             duration: std::time::Duration::ZERO,
             peer: Default::default(),
-        }];
+        };
         for strict in [false, true] {
-            let judged = [judge(&results[0], strict, None)];
-            assert_eq!(judged[0].status, Status::Inconclusive);
-            let run = run_of(&results, &judged, strict);
+            let checks = [JudgedResult { judged: judge(&result, strict, None), result: result.clone() }];
+            assert_eq!(checks[0].judged.status, Status::Inconclusive);
+            let run = run_of(&checks, strict);
             let t = run.totals();
             assert_eq!((t.passed, t.failed, t.skipped, t.inconclusive), (0, 0, 0, 1));
             assert_eq!(super::super::closing_line(t), "0 passed, 0 failed, 0 skipped, 1 inconclusive");

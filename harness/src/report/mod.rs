@@ -3,6 +3,7 @@
 
 pub mod json;
 pub mod junit;
+pub mod kcidb;
 pub mod pcap;
 pub mod text;
 
@@ -24,9 +25,17 @@ pub struct Run<'a> {
     pub interrupted: bool,
     pub started_unix: u64,
     pub duration: std::time::Duration,
-    pub results: &'a [CheckResult],
-    pub judged: &'a [Judged],
+    /// Each check's result with its judgement, in run order.
+    pub checks: &'a [JudgedResult],
     pub meta: Metadata,
+}
+
+/// A check's result and its judgement (strict mode, the profile): what every report renders
+/// of one check.
+#[derive(Debug, Clone)]
+pub struct JudgedResult {
+    pub result: CheckResult,
+    pub judged: Judged,
 }
 
 /// What produced the report: recorded in the JSON report and as JUnit properties.
@@ -42,6 +51,8 @@ pub struct Metadata {
     pub exclude: Vec<String>,
     /// The `--expect` file, as given.
     pub profile_path: Option<String>,
+    /// The wire profile's choices in force (`--profile NAME`), by name; empty: the defaults.
+    pub wire_profile: Vec<&'static str>,
     /// The export's root file handle the checks used, and its source (`run` only).
     pub root_fh: Option<crate::mount::RootHandle>,
     /// Why the run ended before judging anything (its exit status and the error), for the
@@ -50,16 +61,13 @@ pub struct Metadata {
     /// The peer's exact version (`--peer-version`) and the profile's measured versions.
     pub peer_version: crate::peer_version::PeerVersion,
     /// `run --repeat N` with N > 1: each check's attempts, each with its own judgement, in the
-    /// order of the run's results, whose entries are then each check's representative attempt
-    /// (judged over all its attempts: see `run::aggregate`); empty for a run without repeats.
-    pub attempts: Vec<Vec<(CheckResult, Judged)>>,
+    /// order of the run's checks, whose entries are then each check's representative attempt
+    /// (judged over all its attempts: see `cmd::run::aggregate`); empty for a run without
+    /// repeats.
+    pub attempts: Vec<Vec<JudgedResult>>,
 }
 
-/// The harness's version.
-pub const VERSION: &str = env!("CARGO_PKG_VERSION");
-/// The git revision the harness was built from (`git rev-parse HEAD` at build time), or
-/// `unknown` when it was built outside a git checkout.
-pub const REVISION: &str = env!("RPCRDMA_HARNESS_REVISION");
+pub use crate::build_info::{REVISION, VERSION};
 
 impl Metadata {
     /// The metadata for `command`, with the process's own command line.
@@ -77,6 +85,7 @@ impl Metadata {
             ("selection.select", self.select.join(" ")),
             ("selection.exclude", self.exclude.join(" ")),
             ("profile_path", self.profile_path.clone().unwrap_or_default()),
+            ("wire_profile", self.wire_profile.join(" ")),
             ("peer_version", self.peer_version.version.clone().unwrap_or_default()),
             ("profile_measured_on", self.peer_version.measured.join(" ")),
             ("peer_version_seen", self.peer_version.seen.map(|s| s.to_string()).unwrap_or_default()),
@@ -123,8 +132,8 @@ impl Totals {
 impl Run<'_> {
     pub fn totals(&self) -> Totals {
         let mut t = Totals { strict: self.strict, ..Totals::default() };
-        for j in self.judged {
-            match j.status {
+        for c in self.checks {
+            match c.judged.status {
                 Status::Pass => t.passed += 1,
                 Status::ExpectedDivergence => t.expected += 1,
                 Status::PassLax => t.lax += 1,
@@ -135,7 +144,7 @@ impl Run<'_> {
                 Status::Error => t.errors += 1,
             }
         }
-        t.not_run = self.results.iter().filter(|r| r.peer.down_after.is_some()).count();
+        t.not_run = self.checks.iter().filter(|c| c.result.peer.down_after.is_some()).count();
         t
     }
 }
@@ -172,19 +181,14 @@ pub fn recap(run: &Run<'_>) -> Vec<String> {
     let mut lines = Vec::new();
     for (status, label) in groups {
         let ids: Vec<&str> =
-            run.results.iter().zip(run.judged).filter(|(_, j)| j.status == status).map(|(r, _)| r.check.id).collect();
+            run.checks.iter().filter(|c| c.judged.status == status).map(|c| c.result.check.id).collect();
         if !ids.is_empty() {
             lines.push(format!("{label}: {}", ids.join(", ")));
         }
     }
     if run.strict {
-        let ids: Vec<&str> = run
-            .results
-            .iter()
-            .zip(run.judged)
-            .filter(|(_, j)| j.status == Status::Inconclusive)
-            .map(|(r, _)| r.check.id)
-            .collect();
+        let ids: Vec<&str> =
+            run.checks.iter().filter(|c| c.judged.status == Status::Inconclusive).map(|c| c.result.check.id).collect();
         if !ids.is_empty() {
             lines.push(format!("inconclusive (fails under --strict): {}", ids.join(", ")));
         }
@@ -230,7 +234,7 @@ pub struct Outputs {
     #[arg(long, value_name = "FILE")]
     pub kcidb: Option<PathBuf>,
     /// The KCIDB origin (your CI's name in KCIDB).
-    #[arg(long, value_name = "ORIGIN", default_value = crate::kcidb::DEFAULT_ORIGIN, value_parser = crate::kcidb::origin)]
+    #[arg(long, value_name = "ORIGIN", default_value = kcidb::DEFAULT_ORIGIN, value_parser = kcidb::origin)]
     pub kcidb_origin: String,
 }
 
@@ -392,8 +396,7 @@ pub fn write_failure(out: &mut Prepared, command: &'static str, code: i32, messa
         interrupted: false,
         started_unix: std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map_or(0, |d| d.as_secs()),
         duration: std::time::Duration::ZERO,
-        results: &[],
-        judged: &[],
+        checks: &[],
         meta: Metadata { failure: Some((code, message.to_string())), ..Metadata::new(command) },
     };
     write_files(&run, out)
@@ -410,13 +413,13 @@ pub fn write_files(run: &Run<'_>, out: &mut Prepared) -> bool {
         ok &= write_sink(sink, junit::render(run).as_bytes());
     }
     if let Some((sink, origin)) = &mut out.kcidb {
-        let data = crate::kcidb::convert(&[json::render(run)], origin);
+        let data = kcidb::convert(&[json::render(run)], origin);
         let mut text = serde_json::to_string_pretty(&data).expect("JSON values serialize");
         text.push('\n');
         ok &= write_sink(sink, text.as_bytes());
     }
     if let Some(dir) = &out.pcap {
-        for r in run.results {
+        for r in run.checks.iter().map(|c| &c.result) {
             if !r.transcript.is_empty() {
                 ok &=
                     write_file(&dir.join(pcap::file_name(r.check.id)), &pcap::capture(&r.transcript, run.started_unix));

@@ -3,6 +3,7 @@
 
 use std::fmt::Write;
 
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_conformance::engine::ctx::Direction;
 use rpcrdma_conformance::engine::CheckResult;
 use rpcrdma_conformance::expectations::{Judged, Status};
@@ -112,7 +113,7 @@ pub fn peer_down(r: &CheckResult, indent: &str) -> String {
 pub fn hex_dump(bytes: &[u8], indent: &str) -> String {
     let mut s = String::new();
     for (i, chunk) in bytes.chunks(16).enumerate() {
-        let words: Vec<String> = chunk.chunks(4).map(|w| w.iter().map(|b| format!("{b:02x}")).collect()).collect();
+        let words: Vec<String> = chunk.chunks(4).map(|w| Hex(w).to_string()).collect();
         let _ = writeln!(s, "{indent}{:04x}  {}", i * 16, words.join(" "));
     }
     s
@@ -162,15 +163,7 @@ mod tests {
     use rpcrdma_conformance::engine::{CheckInfo, Outcome};
     use rpcrdma_conformance::expectations::judge;
 
-    static INFO: CheckInfo = CheckInfo {
-        id: "rfc5666/6.2/conf-rdma",
-        judges: &[],
-        acceptable: "",
-        rationale: "",
-        groups: &[],
-        broken_by: &[],
-        precondition: None,
-    };
+    static INFO: CheckInfo = CheckInfo::stub("rfc5666/6.2/conf-rdma");
 
     fn result(outcome: Outcome, actual: &str) -> CheckResult {
         CheckResult {

@@ -189,7 +189,7 @@ fn ours(bytes: &[u8], profile: &Profile) -> Option<Fields> {
 }
 
 fn hex(b: &[u8]) -> String {
-    b.iter().map(|x| format!("{x:02x}")).collect()
+    rpcrdma_codec::hex::Hex(b).to_string()
 }
 
 // ------------------------------------------------------------------------------------------

@@ -9,70 +9,30 @@ use rpcrdma_conformance::engine::ctx::{Direction, RdmaOp, Wire};
 use rpcrdma_conformance::engine::{run_check, CheckResult, RunOptions};
 use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::forward::{Forward, Hooks};
 use rpcrdma_peers::transport::{
-    Access, Connection, Connector, Event, Region, RemoteAccess, RemoteOp, Result as TResult, TransportError,
+    Connection, Connector, Region, RemoteAccess, RemoteOp, Result as TResult, TransportError,
 };
 
 /// A connector whose connections, like verbs, cannot show the peer's one-sided operations on
 /// our memory: the transcript must reconstruct them.
 pub struct Blind<C>(pub C);
 
-struct BlindConnection(Box<dyn Connection>);
+/// Hides what the peer did to our memory, as verbs does.
+struct BlindHooks;
 
-impl<C: Connector> Connector for Blind<C> {
-    fn connect(&mut self, private_data: &[u8], deadline: std::time::Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Box::new(BlindConnection(self.0.connect(private_data, deadline)?)))
-    }
-    fn describe(&self) -> String {
-        format!("{} (blind to remote accesses)", self.0.describe())
+impl Hooks for BlindHooks {
+    fn accesses(&self, _: &dyn Connection, _: &Region) -> TResult<Vec<RemoteAccess>> {
+        Err(TransportError::Environment("a target does not see one-sided operations".into()))
     }
 }
 
-impl Connection for BlindConnection {
-    fn peer_private_data(&self) -> &[u8] {
-        self.0.peer_private_data()
+impl<C: Connector> Connector for Blind<C> {
+    fn connect(&mut self, private_data: &[u8], deadline: std::time::Instant) -> TResult<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, BlindHooks))
     }
-    fn post_recv(&mut self, size: usize, count: usize) -> TResult<()> {
-        self.0.post_recv(size, count)
-    }
-    fn send(&mut self, msg: &[u8]) -> TResult<()> {
-        self.0.send(msg)
-    }
-    fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> TResult<()> {
-        self.0.send_with_invalidate(msg, handle)
-    }
-    fn register(&mut self, length: u32, access: Access) -> TResult<Region> {
-        self.0.register(length, access)
-    }
-    fn write_local(&mut self, region: &Region, at: u32, data: &[u8]) -> TResult<()> {
-        self.0.write_local(region, at, data)
-    }
-    fn read_local(&self, region: &Region) -> TResult<Vec<u8>> {
-        self.0.read_local(region)
-    }
-    fn accesses(&self, _: &Region) -> TResult<Vec<RemoteAccess>> {
-        Err(TransportError::Environment("a target does not see one-sided operations".into()))
-    }
-    fn is_valid(&self, region: &Region) -> bool {
-        self.0.is_valid(region)
-    }
-    fn deregister(&mut self, region: &Region) -> TResult<()> {
-        self.0.deregister(region)
-    }
-    fn rdma_read(&mut self, handle: u32, offset: u64, length: u32, deadline: std::time::Instant) -> TResult<Vec<u8>> {
-        self.0.rdma_read(handle, offset, length, deadline)
-    }
-    fn rdma_write(&mut self, handle: u32, offset: u64, data: &[u8], deadline: std::time::Instant) -> TResult<()> {
-        self.0.rdma_write(handle, offset, data, deadline)
-    }
-    fn poll(&mut self, deadline: std::time::Instant) -> TResult<Event> {
-        self.0.poll(deadline)
-    }
-    fn disconnect(&mut self) {
-        self.0.disconnect()
-    }
-    fn is_connected(&self) -> bool {
-        self.0.is_connected()
+    fn describe(&self) -> String {
+        format!("{} (blind to remote accesses)", self.0.describe())
     }
 }
 

@@ -145,15 +145,8 @@ pub struct CompoundRes {
 /// requester knows from the write chunk it offered for that READ. None when the results do
 /// not decode as that.
 pub fn compound_res(results: &[u8], reduced: impl Fn(usize) -> bool) -> Option<CompoundRes> {
-    let mut r = Reader::new(results);
-    let status = r.u32("status").ok()?;
-    r.opaque("tag", u32::MAX).ok()?;
-    let n = r.u32("resarray").ok()?;
-    let mut out = Vec::new();
     let mut reads = 0;
-    for _ in 0..n {
-        let op = r.u32("resop").ok()?;
-        let op_status = r.u32("status").ok()?;
+    let (status, results, trailing) = read_compound_res(results, |op, op_status, r| {
         let mut res = OpResult { op, status: op_status, read: None, fh: None };
         if op_status == NFS4_OK {
             match op {
@@ -175,9 +168,30 @@ pub fn compound_res(results: &[u8], reduced: impl Fn(usize) -> bool) -> Option<C
                 _ => return None,
             }
         }
-        out.push(res);
+        Some(res)
+    })?;
+    Some(CompoundRes { status, results, trailing })
+}
+
+/// COMPOUND4res of any minor version (RFC 7530 16.2.3, RFC 8881 16.2.3): the status, the tag
+/// and the count of resarray, then each nfs_resop4's resop and status, from which `result`
+/// reads the rest of that result off `r`. Returns the status, the results in order, and how
+/// many bytes follow them; None when any of it does not decode (or `result` says None).
+pub(super) fn read_compound_res<'a, T>(
+    results: &'a [u8],
+    mut result: impl FnMut(u32, u32, &mut Reader<'a>) -> Option<T>,
+) -> Option<(u32, Vec<T>, usize)> {
+    let mut r = Reader::new(results);
+    let status = r.u32("status").ok()?;
+    r.opaque("tag", u32::MAX).ok()?;
+    let n = r.u32("resarray").ok()?;
+    let mut out = Vec::new();
+    for _ in 0..n {
+        let op = r.u32("resop").ok()?;
+        let op_status = r.u32("status").ok()?;
+        out.push(result(op, op_status, &mut r)?);
     }
-    Some(CompoundRes { status, results: out, trailing: r.remaining() })
+    Some((status, out, r.remaining()))
 }
 
 #[cfg(test)]

@@ -1154,27 +1154,20 @@ impl CompoundRes {
 /// SETATTR's attrsset follows its status whatever the status (RFC 8881 18.30.2). None when
 /// the results do not decode, or hold an operation this vocabulary does not know.
 pub fn compound_res(results: &[u8], reduced: impl Fn(usize) -> bool) -> Option<CompoundRes> {
-    let mut r = Reader::new(results);
-    let status = r.u32("status").ok()?;
-    r.opaque("tag", u32::MAX).ok()?;
-    let n = r.u32("resarray").ok()?;
-    let mut out = Vec::new();
     let mut reads = 0;
-    for _ in 0..n {
-        let op = r.u32("resop").ok()?;
-        let st = r.u32("status").ok()?;
+    let (status, results, trailing) = super::nfs4::read_compound_res(results, |op, st, r| {
         let res = if st == NFS4_OK || op == OP_SETATTR {
             // READ and READLINK results are the DDP-eligible items, in order (RFC 8267 6.4.1).
             let item = op == OP_READ || op == OP_READLINK;
             let red = item && reduced(reads);
             reads += item as usize;
-            Some(Res::decode(op, &mut r, red).ok()??)
+            Some(Res::decode(op, r, red).ok()??)
         } else {
             None
         };
-        out.push(OpResult { op, status: st, res });
-    }
-    Some(CompoundRes { status, results: out, trailing: r.remaining() })
+        Some(OpResult { op, status: st, res })
+    })?;
+    Some(CompoundRes { status, results, trailing })
 }
 
 #[cfg(test)]

@@ -1,5 +1,21 @@
 //! The reference requester's deliberate misbehaviours, each breaking one requirement a client
-//! check judges (`broken_by` of the client catalogue).
+//! check judges (`broken_by` of the client catalogue). The faults that bend a stage's plan
+//! are the small functions after the switches, and the calls only a fault sends are
+//! [`faulty_calls`]: the stages (`requester/stages.rs`) meet none of them.
+
+use std::time::{Duration, Instant};
+
+use rpcrdma_codec::chunk::ReadSegment;
+use rpcrdma_codec::private_data::PrivateData;
+use rpcrdma_codec::v1::{HeaderBuilder, Proc, MIN_HEADER_LEN};
+use rpcrdma_codec::xdr::Encode;
+
+use super::failure::Step;
+use super::stages::LongCall;
+use super::{Answer, Session};
+use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_WRITE, ROOT_FH};
+use crate::proto::nfs41::SessionId;
+use crate::proto::Call;
 
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference requester; all off by default.
@@ -196,4 +212,260 @@ impl RequesterFaults {
         ("reverse-chunks-accepted", &["rfc8167/5.3#2"]),
         ("drop-with-delegation", &["rfc8167/5.4#1"]),
     ];
+}
+
+impl RequesterFaults {
+    /// Our private data as advertised: `bad-private-data` with version 2, `own-reserved-bits`
+    /// with a reserved bit set.
+    pub(super) fn bend_private_data(&self, mut pd: PrivateData) -> PrivateData {
+        if self.bad_private_data {
+            pd = pd.with_version(2);
+        }
+        if self.own_reserved_bits {
+            pd = pd.with_reserved(0x80);
+        }
+        pd
+    }
+
+    /// Whether a received message of `len` bytes is discarded before its header is read;
+    /// `faithful`: it is shorter than a minimal header (RFC 8166 4.5). `accept-short-reply`
+    /// keeps it, `discard-1024-reply` discards one of exactly 1024 bytes.
+    pub(super) fn bend_too_short(&self, len: usize, faithful: bool) -> bool {
+        faithful && !self.accept_short_reply || len == 1024 && self.discard_1024_reply
+    }
+
+    /// Whether a reply's rdma_vers is taken; `faithful`: it is 1 (RFC 8166 4.5).
+    /// `accept-bad-version-reply` takes any.
+    pub(super) fn bend_version_ok(&self, faithful: bool) -> bool {
+        faithful || self.accept_bad_version_reply
+    }
+
+    /// What the call takes a message of its XID with rdma_proc `proc_` (and `rdma_err`, the
+    /// word after the fixed fields) for: the `accept-*` faults take as the reply or the call's
+    /// error what the faithful answer discards (RFC 8166 4.5, 4.6.1, 4.6.2).
+    pub(super) fn bend_answer(&self, proc_: Proc, rdma_err: Option<u32>, faithful: Answer) -> Answer {
+        let Answer::Discard = faithful else { return faithful };
+        match proc_ {
+            Proc::RDMA_MSGP if self.accept_msgp_reply => Answer::Reply,
+            Proc::RDMA_DONE if self.accept_done_reply => Answer::Reply,
+            Proc(5..) if self.accept_unknown_proc_reply => Answer::Reply,
+            Proc::RDMA_ERROR => match rdma_err {
+                Some(e) if self.accept_undecodable_error => Answer::Error(e),
+                _ => Answer::Discard,
+            },
+            _ => Answer::Discard,
+        }
+    }
+
+    /// Whether a call waits for a new connection; `faithful`: the grant is 0 (RFC 8166
+    /// 3.3.1). `zero-grant-as-one` goes on sending.
+    pub(super) fn bend_zero_grant(&self, faithful: bool) -> bool {
+        faithful && !self.zero_grant_as_one
+    }
+
+    /// The grant kept after a reply (`faithful`: its rdma_credit, RFC 8166 3.3.1);
+    /// `ignore-grant-changes` keeps the first one.
+    pub(super) fn bend_grant(&self, previous: Option<u32>, faithful: Option<u32>) -> Option<u32> {
+        if previous.is_some() && self.ignore_grant_changes {
+            previous
+        } else {
+            faithful
+        }
+    }
+
+    /// The back channel's ca_maxrequestsize offered in CREATE_SESSION (`faithful`: a
+    /// receive less the smallest transport header); `oversized-back-channel` offers four
+    /// receives' worth.
+    pub(super) fn bend_back_channel_request_size(&self, receive: u32, faithful: u32) -> u32 {
+        if self.oversized_back_channel {
+            receive * 4
+        } else {
+            faithful
+        }
+    }
+
+    /// `burst-at-start`: the XID of a NULL sent ahead of the first call (`first`), before any
+    /// reply.
+    pub(super) fn burst_xid(&self, first: u32) -> Option<u32> {
+        self.burst_at_start.then(|| first.wrapping_add(0x100))
+    }
+
+    /// A READ's write chunk, as segment lengths: `short-write-chunk` one byte short of the
+    /// count, `write-chunk-pad-segment` with a 4-byte segment more for the XDR pad.
+    pub(super) fn bend_write_chunk(&self, lengths: &mut Vec<u32>) {
+        if self.short_write_chunk {
+            lengths[0] -= 1;
+        }
+        if self.write_chunk_pad_segment {
+            lengths.push(4);
+        }
+    }
+
+    /// A WRITE's read chunk: `read-chunk-roundup` with the data's XDR pad (one byte for the
+    /// workload's seven), `read-chunk-extra` with five bytes more.
+    pub(super) fn bend_read_chunk(&self, chunk: &mut Vec<u8>) {
+        let extra = if self.read_chunk_roundup {
+            1
+        } else if self.read_chunk_extra {
+            5
+        } else {
+            0
+        };
+        chunk.resize(chunk.len() + extra, 0);
+    }
+
+    /// A read chunk's position: `unaligned-position` two bytes past the item.
+    pub(super) fn bend_position(&self, position: u32) -> u32 {
+        position + if self.unaligned_position { 2 } else { 0 }
+    }
+
+    /// A READDIR's reply chunk length: none under `no-reply-chunk`.
+    pub(super) fn bend_reply_chunk(&self, length: Option<u32>) -> Option<u32> {
+        length.filter(|_| !self.no_reply_chunk)
+    }
+
+    /// How the long call travels: `nomsg-without-payload` with no position-zero read chunk,
+    /// only a 1024-byte reply chunk.
+    pub(super) fn bend_long_call(&self, plan: LongCall) -> LongCall {
+        if self.nomsg_without_payload {
+            LongCall { position_zero: false, reply_chunk: Some(1024) }
+        } else {
+            plan
+        }
+    }
+
+    /// The credit window for `grant`: `exceed-grant` one call beyond it,
+    /// `window-beyond-receives` the grant whatever our receives.
+    pub(super) fn bend_window(&self, grant: u32, window: u32) -> u32 {
+        if self.exceed_grant {
+            grant + 1
+        } else if self.window_beyond_receives {
+            grant
+        } else {
+            window
+        }
+    }
+
+    /// `window-beyond-receives`: busy elsewhere while the window's replies come back to back.
+    pub(super) fn linger_before_replies(&self) {
+        if self.window_beyond_receives {
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+}
+
+/// `drop-with-delegation`: the connection closed while a delegation is held (RFC 8167 5.4:
+/// SHOULD NOT); a new one, its back channel bound again, comes only after `away`.
+pub(super) fn drop_with_delegation(
+    s: &mut Session<'_>,
+    sessionid: SessionId,
+    delegated: bool,
+    away: Duration,
+) -> Step<()> {
+    if !(delegated && s.faults.drop_with_delegation) {
+        return Ok(());
+    }
+    if let Some(mut conn) = s.conn.take() {
+        conn.disconnect();
+    }
+    std::thread::sleep(away);
+    s.connect()?;
+    s.bind_back_channel(sessionid)
+}
+
+/// The calls only faults send, each on its own: those that break a rule of reduction or
+/// framing, an inline call over the responder's receive size, a mismatched XID, RDMA_DONE.
+pub(super) fn faulty_calls(s: &mut Session<'_>) -> Step<()> {
+    misreduced_calls(s)?;
+    oversized_inline_call(s)?;
+    xid_mismatch_call(s)?;
+    rdma_done(s)
+}
+
+/// `count-in-chunk`, `pad-left-inline`, `reduce-ineligible`, `long-call-unpadded`,
+/// `bad-version-call`: their calls built first, then sent one after the other.
+fn misreduced_calls(s: &mut Session<'_>) -> Step<()> {
+    let f = s.faults;
+    let data = [1u8, 2, 3, 4, 5, 6, 7];
+    let name = nfs3::FILE_SCRATCH;
+    let mut calls = Vec::new();
+    if f.count_in_chunk || f.pad_left_inline {
+        let fh = s.lookup(nfs3::FILE_SCRATCH)?;
+        let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &data));
+        let chunk = if f.count_in_chunk {
+            // The data length word leaves the payload with the data.
+            let word = call.args.split_off(call.args.len() - 4);
+            [&word[..], &data[..]].concat()
+        } else {
+            // The data's pad stays behind.
+            call.args.push(0);
+            data.to_vec()
+        };
+        let position = call.end_position() - u32::from(f.pad_left_inline);
+        call.reads = vec![ReadSegment { position, target: s.source(&chunk)?.segment() }];
+        calls.push(("misreduced WRITE", call.msg(), call.xid));
+    }
+    if f.reduce_ineligible {
+        // LOOKUP3args with the name's bytes (and pad) in a read chunk, its length inline.
+        let mut call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+        call.args.truncate(call.args.len() - name.len().next_multiple_of(4));
+        let position = call.end_position();
+        call.reads = vec![ReadSegment { position, target: s.source(name.as_bytes())?.segment() }];
+        calls.push(("LOOKUP with its name reduced", call.msg(), call.xid));
+    }
+    if f.long_call_unpadded {
+        let call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
+        let mut rpc = call.rpc_bytes();
+        rpc.truncate(rpc.len() - (name.len().next_multiple_of(4) - name.len()));
+        let mut long = Call::null(call.xid, call.credit);
+        long.reads = vec![ReadSegment { position: 0, target: s.source(&rpc)?.segment() }];
+        calls.push(("long LOOKUP without its pad", long.nomsg(), call.xid));
+    }
+    if f.bad_version_call {
+        let call = Call::null(s.xid(), s.options.credits);
+        calls.push(("NULL with rdma_vers 7", call.msg_with(|b| b.raw_vers(7)), call.xid));
+    }
+    for (step, msg, xid) in calls {
+        let _ = s.call(step, xid, &msg);
+        s.ensure_connected()?;
+    }
+    Ok(())
+}
+
+/// `oversized-inline`: a 5000-byte WRITE sent inline.
+fn oversized_inline_call(s: &mut Session<'_>) -> Step<()> {
+    if !s.faults.oversized_inline {
+        return Ok(());
+    }
+    let fh = s.lookup(nfs3::FILE_SCRATCH)?;
+    let big = vec![0x5au8; 5000];
+    let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &big));
+    call.args.extend_from_slice(&big);
+    let _ = s.call("oversized WRITE", call.xid, &call.msg());
+    s.ensure_connected()
+}
+
+/// `xid-mismatch`: a NULL whose RPC xid is not its rdma_xid.
+fn xid_mismatch_call(s: &mut Session<'_>) -> Step<()> {
+    if !s.faults.xid_mismatch {
+        return Ok(());
+    }
+    let xid = s.xid();
+    let msg = Call::null(xid.wrapping_add(7), s.options.credits).msg_with_rdma_xid(xid);
+    let _ = s.call("NULL with a mismatched xid", xid, &msg);
+    s.ensure_connected()
+}
+
+/// `send-rdma-done`: an RDMA_DONE, padded to the minimal header (RFC 8166 4.5) so only
+/// RDMA_DONE itself is wrong.
+fn rdma_done(s: &mut Session<'_>) -> Step<()> {
+    if !s.faults.send_rdma_done {
+        return Ok(());
+    }
+    let xid = s.xid();
+    let mut b = HeaderBuilder::done(xid, 1).encode_to_vec();
+    b.resize(MIN_HEADER_LEN, 0);
+    s.send("RDMA_DONE", &b)?;
+    let _ = s.recv_until("RDMA_DONE", Instant::now() + Duration::from_millis(100));
+    Ok(())
 }

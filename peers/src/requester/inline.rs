@@ -7,11 +7,10 @@ use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::RpcMessage;
 use rpcrdma_codec::v1::{Body, Message};
 use rpcrdma_codec::xdr::{Encode, Reader};
-use rpcrdma_codec::Profile;
 
 use super::failure::{at, Step};
 use super::Session;
-use crate::proto::nfs3::{self, NFSPROC3_LOOKUP, NFSPROC3_READ, NFSPROC3_WRITE, ROOT_FH};
+use crate::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 use crate::proto::Call;
 use crate::transport::{Connection, TransportError};
 
@@ -20,7 +19,7 @@ impl Session<'_> {
     /// lower of our send size and its receive size (RFC 8797 4.2); 1024 without usable private
     /// data (5.1, 5.2, RFC 8166 3.3.3).
     pub(super) fn learn_thresholds(&mut self, conn: &mut dyn Connection) -> Step<()> {
-        let mut profile = Profile::default();
+        let mut profile = self.options.profile;
         if self.faults.private_data_offset_zero_only {
             profile.private_data_locate = rpcrdma_codec::profile::PrivateDataLocate::OffsetZero;
         }
@@ -69,55 +68,6 @@ pub(super) fn read_1024(s: &mut Session<'_>) -> Step<()> {
     s.ensure_connected()
 }
 
-/// The calls of the faults that break a rule of reduction or framing, each its own call.
-pub(super) fn faulty_calls(s: &mut Session<'_>) -> Step<()> {
-    let f = s.faults;
-    let data = [1u8, 2, 3, 4, 5, 6, 7];
-    let name = nfs3::FILE_SCRATCH;
-    let mut calls = Vec::new();
-    if f.count_in_chunk || f.pad_left_inline {
-        let fh = s.lookup(nfs3::FILE_SCRATCH)?;
-        let mut call = s.call_for(NFSPROC3_WRITE, nfs3::write_args_split(&fh, 0, &data));
-        let chunk = if f.count_in_chunk {
-            // The data length word leaves the payload with the data.
-            let word = call.args.split_off(call.args.len() - 4);
-            [&word[..], &data[..]].concat()
-        } else {
-            // The data's pad stays behind.
-            call.args.push(0);
-            data.to_vec()
-        };
-        let position = call.end_position() - u32::from(f.pad_left_inline);
-        call.reads = vec![ReadSegment { position, target: s.source(&chunk)?.segment() }];
-        calls.push(("misreduced WRITE", call.msg(), call.xid));
-    }
-    if f.reduce_ineligible {
-        // LOOKUP3args with the name's bytes (and pad) in a read chunk, its length inline.
-        let mut call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
-        call.args.truncate(call.args.len() - name.len().next_multiple_of(4));
-        let position = call.end_position();
-        call.reads = vec![ReadSegment { position, target: s.source(name.as_bytes())?.segment() }];
-        calls.push(("LOOKUP with its name reduced", call.msg(), call.xid));
-    }
-    if f.long_call_unpadded {
-        let call = s.call_for(NFSPROC3_LOOKUP, nfs3::lookup_args(&ROOT_FH, name));
-        let mut rpc = call.rpc_bytes();
-        rpc.truncate(rpc.len() - (name.len().next_multiple_of(4) - name.len()));
-        let mut long = Call::null(call.xid, call.credit);
-        long.reads = vec![ReadSegment { position: 0, target: s.source(&rpc)?.segment() }];
-        calls.push(("long LOOKUP without its pad", long.nomsg(), call.xid));
-    }
-    if f.bad_version_call {
-        let call = Call::null(s.xid(), s.options.credits);
-        calls.push(("NULL with rdma_vers 7", call.msg_with(|b| b.raw_vers(7)), call.xid));
-    }
-    for (step, msg, xid) in calls {
-        let _ = s.call(step, xid, &msg);
-        s.ensure_connected()?;
-    }
-    Ok(())
-}
-
 /// CONF_RDMA (RFC 5666 6.2): our sizes offered, the responder's limits kept. A responder
 /// that does not serve CCP (RFC 8166 A.1 retired it) leaves the workload as it was.
 pub(super) fn configure(s: &mut Session<'_>) -> Step<()> {
@@ -125,7 +75,7 @@ pub(super) fn configure(s: &mut Session<'_>) -> Step<()> {
     let req = ConfigRdmaReq { maxcall_sendsize: o.send_size, maxreply_sendsize: o.receive_size, maxrdmaread: 16 };
     let call = Call::new(s.xid(), o.credits, ccp::PROGRAM, ccp::VERSION, ccp::CONF_RDMA, req.encode_to_vec());
     let Ok(reply) = s.call("CONF_RDMA", call.xid, &call.msg()) else { return s.ensure_connected() };
-    let limits = Message::decode(&reply, &Profile::default())
+    let limits = Message::decode(&reply, &o.profile)
         .ok()
         .and_then(|m| RpcMessage::decode(m.payload).ok())
         .and_then(|rpc| ConfigRdmaReply::decode(&mut Reader::new(rpc.body)).ok());
@@ -140,7 +90,7 @@ pub(super) fn configure(s: &mut Session<'_>) -> Step<()> {
 /// past every limit.
 pub(super) fn forbidden(s: &Session<'_>, msg: &[u8]) -> Option<&'static str> {
     let limits = s.ccp.filter(|_| !s.faults.oversized_inline)?;
-    let m = Message::decode(msg, &Profile::default()).ok()?;
+    let m = Message::decode(msg, &s.options.profile).ok()?;
     let chunks = m.header.body.chunks()?;
     if limits.maxrdmaread == 0 && chunks.reads.segments().next().is_some() {
         return Some("read chunks where CONF_RDMA returned maxrdmaread 0");
@@ -153,8 +103,8 @@ pub(super) fn forbidden(s: &Session<'_>, msg: &[u8]) -> Option<&'static str> {
 /// segment longer than offered, a reply chunk (RFC 8166 4.5: an error in the header of a
 /// reply, to discard silently).
 pub(super) fn misused(s: &Session<'_>, call: &[u8], reply: &[u8]) -> bool {
-    let p = Profile::default();
-    let (Ok(c), Ok(r)) = (Message::decode(call, &p), Message::decode(reply, &p)) else { return false };
+    let p = &s.options.profile;
+    let (Ok(c), Ok(r)) = (Message::decode(call, p), Message::decode(reply, p)) else { return false };
     let (Some(c), Some(r)) = (c.header.body.chunks(), r.header.body.chunks()) else { return false };
     let longer = r.writes.chunks().zip(c.writes.chunks()).any(|(rw, cw)| {
         rw.segment_count() > cw.segment_count() || rw.segments().zip(cw.segments()).any(|(a, b)| a.length > b.length)

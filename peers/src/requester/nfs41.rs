@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use rpcrdma_codec::rpc::RpcMessage;
 use rpcrdma_codec::v1::Message;
-use rpcrdma_codec::Profile;
 
 use super::reverse::{ReverseCall, MIN_HEADER};
 use super::{at, Answer, Failure, Session, Step, WorkloadError};
@@ -105,7 +104,7 @@ impl Session<'_> {
             compound_args(step, minor, ops),
         );
         let reply = self.call(step, xid, &call.msg())?;
-        let m = at(step, Message::decode(&reply, &Profile::default()))?;
+        let m = at(step, Message::decode(&reply, &self.options.profile))?;
         let rpc = at(step, RpcMessage::decode(m.payload))?;
         compound_res(rpc.body, |_| false).ok_or(WorkloadError { step, failure: Failure::Status(None) })
     }
@@ -145,8 +144,7 @@ impl Session<'_> {
         // Back channel calls arrive in our receives as Short messages (RFC 8267 6.5.2: no
         // chunks in our reverse direction): the largest is a receive less the smallest
         // transport header; our replies likewise within the responder's receive.
-        let maxrequestsize =
-            if self.faults.oversized_back_channel { receive * 4 } else { receive.saturating_sub(MIN_HEADER) };
+        let maxrequestsize = self.faults.bend_back_channel_request_size(receive, receive.saturating_sub(MIN_HEADER));
         let backattrs = ChannelAttrs {
             headerpadsize: 0,
             maxrequestsize,
@@ -173,6 +171,13 @@ impl Session<'_> {
     }
 
     /// Waits `how_long` for reverse-direction calls, answering each (RFC 8167 5.2).
+    /// Binds the connection to `sessionid` for both directions (RFC 8881 18.34), its back
+    /// channel with it.
+    pub(super) fn bind_back_channel(&mut self, sessionid: SessionId) -> Step<()> {
+        let op = Op::BindConnToSession { sessionid, dir: CDFC4_BACK_OR_BOTH, use_rdma: false };
+        self.compound("BIND_CONN_TO_SESSION", &[op]).map(|_| ())
+    }
+
     fn linger(&mut self, step: &'static str, how_long: Duration) -> Step<()> {
         let deadline = Instant::now() + how_long;
         loop {
@@ -215,17 +220,7 @@ pub(super) fn workload(s: &mut Session<'_>) -> Step<()> {
         return Err(WorkloadError { step: "OPEN", failure: Failure::Status(Some(r.status)) });
     };
     let delegated = matches!(delegation, Delegation::Read { .. } | Delegation::Write { .. });
-    if delegated && s.faults.drop_with_delegation {
-        // The connection closed while the delegation is held (RFC 8167 5.4: SHOULD NOT);
-        // a new one, its back channel bound again, comes only later.
-        if let Some(mut conn) = s.conn.take() {
-            conn.disconnect();
-        }
-        std::thread::sleep(LINGER);
-        s.connect()?;
-        let op = Op::BindConnToSession { sessionid: c.sessionid, dir: CDFC4_BACK_OR_BOTH, use_rdma: false };
-        s.compound("BIND_CONN_TO_SESSION", &[op])?;
-    }
+    super::faults::drop_with_delegation(s, c.sessionid, delegated, LINGER)?;
     s.sequenced("READ", &mut c, vec![Op::PutFh(fh.clone()), Op::Read { stateid, offset: 0, count: 5 }])?;
     s.sequenced("CLOSE", &mut c, vec![Op::PutFh(fh.clone()), Op::Close { seqid: 0, stateid }])?;
 

@@ -33,8 +33,8 @@ pub(super) struct ReverseCall {
 
 /// `msg` as a reverse-direction call: a Version One RDMA_MSG whose inline RPC message has
 /// msg_type CALL (RFC 8167 5.1). Anything else is none (a forward reply, or nothing to us).
-pub(super) fn call(msg: &[u8]) -> Option<ReverseCall> {
-    let m = Message::decode(msg, &Profile::default()).ok()?;
+pub(super) fn call(msg: &[u8], profile: &Profile) -> Option<ReverseCall> {
+    let m = Message::decode(msg, profile).ok()?;
     if m.header.body.proc_() != Proc::RDMA_MSG {
         return None;
     }

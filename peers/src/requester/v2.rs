@@ -16,10 +16,12 @@
 
 use std::time::{Duration, Instant};
 
-use rpcrdma_codec::profile::Profile;
-use rpcrdma_codec::rpc::{AcceptStat, ReplyHeader, RpcMessage};
+use rpcrdma_codec::profile::{Profile, V2Envelope, V2ErrorNumbering};
+use rpcrdma_codec::rpc::{AcceptStat, ReplyHeader, RpcHeader, RpcMessage};
 use rpcrdma_codec::rtrext::{self, OpKind, XmtReq};
-use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, VERSION};
+use rpcrdma_codec::v2::{
+    field, reframe, Body, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, VERSION,
+};
 use rpcrdma_codec::xcharext::{self, InitXch, XcharSpec, XcharSubset, XcharVal};
 use rpcrdma_codec::xdr::Encode;
 
@@ -48,64 +50,82 @@ impl Conn {
     }
 
     /// `msg` as sent: a Version One RDMA_MSG or RDMA_NOMSG call re-framed as Version Two
-    /// (rdma_vers 2, and rdma_direction CALL after rdma_proc: 4.2) when the connection speaks
-    /// Version Two; anything else unchanged.
-    pub(super) fn frame(&self, msg: &[u8]) -> Vec<u8> {
-        if !self.speaking || word(msg, 4) != Some(1) || !matches!(word(msg, 12), Some(0 | 1)) {
-            return msg.to_vec();
-        }
-        let mut out = Vec::with_capacity(msg.len() + 4);
-        out.extend_from_slice(&msg[..4]);
-        out.extend_from_slice(&VERSION.to_be_bytes());
-        out.extend_from_slice(&msg[8..16]);
-        out.extend_from_slice(&MsgType::CALL.0.to_be_bytes());
-        out.extend_from_slice(&msg[16..]);
-        out
+    /// (rdma_vers 2, and under -01 rdma_direction CALL after rdma_proc: 4.2) when the
+    /// connection speaks Version Two; anything else unchanged.
+    pub(super) fn frame(&self, msg: &[u8], envelope: V2Envelope) -> Vec<u8> {
+        let v2 = self.speaking.then(|| reframe::from_v1(msg, MsgType::CALL, envelope)).flatten();
+        v2.unwrap_or_else(|| msg.to_vec())
     }
 
     /// What `msg` is to the call `xid` on a connection speaking Version Two: a forward reply
     /// (RDMA2_MSG / RDMA2_NOMSG with rdma_direction REPLY, 4.2.2), an RDMA2_ERROR it can
-    /// decode (-01 codes 1 to 3), an ERR_VERS of either version to the first call (5.2), or
-    /// nothing.
-    pub(super) fn answer(&self, msg: &[u8], xid: u32) -> Answer {
-        let (vers, proc_, err) = (word(msg, 4), word(msg, 12), word(msg, 16));
-        if (vers, proc_, err) == (Some(VERSION), Some(0), Some(MsgType::CALL.0)) {
+    /// decode (a code of the profile's numbering), an ERR_VERS of either version to the first
+    /// call (5.2), or nothing.
+    pub(super) fn answer(&self, msg: &[u8], xid: u32, profile: &Profile) -> Answer {
+        let (vers, proc_, err) = (word(msg, field::VERS), word(msg, field::PROC), word(msg, field::BODY));
+        let (dir, opttype) = match profile.v2_envelope {
+            V2Envelope::Draft01 => (err, word(msg, field::OPTTYPE)),
+            V2Envelope::Draft00 => (direction_00(msg, profile).map(|d| d.0), word(msg, field::OPTTYPE_00)),
+        };
+        if (vers, proc_, dir) == (Some(VERSION), Some(0), Some(MsgType::CALL.0)) {
             return Answer::Backward;
         }
-        if word(msg, 0) != Some(xid) {
+        if word(msg, field::XID) != Some(xid) {
             return Answer::Discard;
         }
-        match (vers, proc_, err) {
-            (Some(1 | VERSION), Some(4), Some(1)) if !self.agreed => Answer::Fallback,
+        if let (Some(1 | VERSION), Some(4), Some(1)) = (vers, proc_, err) {
+            if !self.agreed {
+                return Answer::Fallback;
+            }
+        }
+        match (vers, proc_, dir) {
             (Some(VERSION), Some(0 | 1), Some(d)) if d == MsgType::REPLY.0 => Answer::Reply,
             // A single-transmission ROPT_XMTRESP, rdma_optdir REPLY: the reply to a ROPT_XMTREQ.
             (Some(VERSION), Some(5), Some(d))
-                if d == MsgType::REPLY.0 && word(msg, 20) == Some(xmt_opttype(OpKind::XmtResp)) =>
+                if d == MsgType::REPLY.0 && opttype == Some(xmt_opttype(OpKind::XmtResp, profile)) =>
             {
                 Answer::Reply
             }
-            (Some(VERSION), Some(4), Some(e @ 1..=3)) => Answer::Error(e),
+            (Some(VERSION), Some(4), _) => match err {
+                Some(e) if (1..=last_error_code(profile.v2_error_numbering)).contains(&e) => Answer::Error(e),
+                _ => Answer::Discard,
+            },
             _ => Answer::Discard,
         }
     }
 }
 
-fn xmt_opttype(kind: OpKind) -> u32 {
-    kind.opttype(Profile::default().rtrext_opttypes)
+/// The highest rdma_err value of a numbering (wire notes 1.6).
+fn last_error_code(numbering: V2ErrorNumbering) -> u32 {
+    match numbering {
+        V2ErrorNumbering::Draft01 => 3,
+        V2ErrorNumbering::Draft02 => 6,
+        V2ErrorNumbering::Draft04 => 10,
+    }
+}
+
+/// The direction of a message from the responder in the -00 envelope, which has no
+/// rdma_direction or rdma_optdir: an RDMA2_MSG's is its RPC message's msg_type; any other
+/// message a responder sends is a reply. None when it does not decode.
+fn direction_00(msg: &[u8], profile: &Profile) -> Option<MsgType> {
+    let m = Message::decode(msg, profile).ok()?;
+    Some(match m.header.body {
+        Body::Msg(_) => match RpcMessage::decode(m.payload).ok()?.header {
+            RpcHeader::Call(_) => MsgType::CALL,
+            RpcHeader::Reply(_) => MsgType::REPLY,
+        },
+        _ => MsgType::REPLY,
+    })
+}
+
+fn xmt_opttype(kind: OpKind, profile: &Profile) -> u32 {
+    kind.opttype(profile.rtrext_opttypes)
 }
 
 /// A Version Two RDMA2_MSG / RDMA2_NOMSG reply as its Version One equivalent (rdma_vers 1,
 /// no rdma_direction); other messages unchanged.
-fn as_v1(reply: Vec<u8>) -> Vec<u8> {
-    if word(&reply, 4) != Some(VERSION) || !matches!(word(&reply, 12), Some(0 | 1)) || reply.len() < 20 {
-        return reply;
-    }
-    let mut out = Vec::with_capacity(reply.len() - 4);
-    out.extend_from_slice(&reply[..4]);
-    out.extend_from_slice(&1u32.to_be_bytes());
-    out.extend_from_slice(&reply[8..16]);
-    out.extend_from_slice(&reply[20..]);
-    out
+fn as_v1(reply: Vec<u8>, envelope: V2Envelope) -> Vec<u8> {
+    reframe::to_v1(&reply, envelope).unwrap_or(reply)
 }
 
 impl Session<'_> {
@@ -125,11 +145,12 @@ impl Session<'_> {
         if self.faults.v2_ignore_backward_calls {
             return Ok(());
         }
-        let Ok(m) = Message::decode(call, &Profile::default()) else { return Ok(()) };
+        let Ok(m) = Message::decode(call, &self.options.profile) else { return Ok(()) };
         let Ok(rpc) = RpcMessage::decode(m.payload) else { return Ok(()) };
         let reply = ReplyHeader::accepted(rpc.header.xid(), AcceptStat::ProgUnavail).encode_to_vec();
         // The backward direction's own credit value (4.2.2): one call at a time.
-        let msg = HeaderBuilder::msg(m.header.xid, 1, MsgType::REPLY).payload(&reply).encode_to_vec();
+        let b = HeaderBuilder::msg(m.header.xid, 1, MsgType::REPLY).payload(&reply);
+        let msg = b.envelope(self.options.profile.v2_envelope).encode_to_vec();
         self.send(step, &msg)
     }
 
@@ -137,13 +158,14 @@ impl Session<'_> {
     /// Version Two agrees the version (5.1): the requester reports its receive buffer size
     /// (ROPT_INITXCH, one-way) and goes on on the same connection (5.2).
     pub(super) fn agreed(&mut self, step: &'static str, reply: Vec<u8>) -> Step<Vec<u8>> {
-        if !self.v2.speaking || self.v2.agreed || word(&reply, 4) != Some(VERSION) {
-            return Ok(as_v1(reply));
+        let envelope = self.options.profile.v2_envelope;
+        if !self.v2.speaking || self.v2.agreed || word(&reply, field::VERS) != Some(VERSION) {
+            return Ok(as_v1(reply, envelope));
         }
         self.v2.agreed = true;
         let xid = self.xid();
         let dir = if self.faults.v2_initxch_optdir_reply { MsgType::REPLY } else { MsgType::CALL };
-        let p = Profile::default();
+        let p = self.options.profile;
         // The size we advertised in RFC 8797 private data.
         let rbsiz = self.options.receive_size.to_be_bytes();
         let vals = [XcharVal::new(xcharext::XCHAR_RBSIZ, &rbsiz)];
@@ -151,13 +173,16 @@ impl Session<'_> {
             start: XcharSpec::new(&vals, p.property_ids),
             nochg: XcharSubset::new(&[], p.subset_bit_order),
         });
-        let b = HeaderBuilder::optional(xid, self.options.credits, dir, op.opttype(), OptInfo::Xchar(op));
-        self.send(step, &b.encode_to_vec())?;
+        // Under rtrext-literal xcharext-02 has no opttypes (1..4 are rtrext-03's): no notice.
+        if xcharext::is_opttype(op.opttype(), &p) {
+            let b = HeaderBuilder::optional(xid, self.options.credits, dir, op.opttype(), OptInfo::Xchar(op));
+            self.send(step, &b.envelope(envelope).encode_to_vec())?;
+        }
         if self.faults.v2_reconnect_after_negotiation && !self.v2.reconnected {
             self.v2.reconnected = true;
             self.connect()?;
         }
-        Ok(as_v1(reply))
+        Ok(as_v1(reply, envelope))
     }
 }
 
@@ -168,13 +193,16 @@ pub(super) fn extras(s: &mut Session<'_>) -> Step<()> {
     if !s.v2.speaking {
         return Ok(());
     }
-    let (f, credits) = (s.faults, s.options.credits);
+    let (f, credits, envelope) = (s.faults, s.options.credits, s.options.profile.v2_envelope);
     let xid = s.xid();
     let rpc = Call::null(xid, credits).rpc_bytes();
     let op = rtrext::Op::XmtReq(XmtReq { count: 1, rsbuf: 1, pslen: rpc.len() as u32, ..Default::default() });
     // 4.2.2: rdma_optdir is the msg_type of the RPC message it carries.
     let dir = if f.v2_xmtreq_optdir_reply { MsgType::REPLY } else { MsgType::CALL };
-    let msg = HeaderBuilder::optional(xid, credits, dir, xmt_opttype(OpKind::XmtReq), OptInfo::Rtr(op)).payload(&rpc);
+    let msg =
+        HeaderBuilder::optional(xid, credits, dir, xmt_opttype(OpKind::XmtReq, &s.options.profile), OptInfo::Rtr(op))
+            .payload(&rpc)
+            .envelope(envelope);
     let _ = s.call("a NULL in a ROPT_XMTREQ", xid, &msg.encode_to_vec());
     s.ensure_connected()?;
     if f.v2_msg_without_payload {
@@ -182,20 +210,21 @@ pub(super) fn extras(s: &mut Session<'_>) -> Step<()> {
         let _ = s.call(
             "RDMA2_MSG without a payload",
             xid,
-            &HeaderBuilder::msg(xid, credits, MsgType::CALL).encode_to_vec(),
+            &HeaderBuilder::msg(xid, credits, MsgType::CALL).envelope(envelope).encode_to_vec(),
         );
         s.ensure_connected()?;
     }
     if f.v2_call_direction_reply {
         let xid = s.xid();
         let rpc = Call::null(xid, credits).rpc_bytes();
-        let msg = HeaderBuilder::msg(xid, credits, MsgType::REPLY).payload(&rpc).encode_to_vec();
+        let msg = HeaderBuilder::msg(xid, credits, MsgType::REPLY).envelope(envelope).payload(&rpc).encode_to_vec();
         let _ = s.call("a NULL with rdma_direction REPLY", xid, &msg);
         s.ensure_connected()?;
     }
     if f.v2_error_with_payload {
         let xid = s.xid();
-        if let Some(e) = ErrorInfo::new(ErrorBody::BadHeader, Profile::default().v2_error_numbering) {
+        let numbering = s.options.profile.v2_error_numbering;
+        if let Some(e) = ErrorInfo::new(ErrorBody::unparsable(numbering), numbering) {
             let mut msg = HeaderBuilder::error(xid, credits, e).encode_to_vec();
             msg.extend_from_slice(&Call::null(xid, credits).rpc_bytes());
             s.send("RDMA2_ERROR with a payload", &msg)?;

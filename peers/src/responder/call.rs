@@ -62,40 +62,8 @@ impl Session<'_> {
         inline: &[u8],
         framing: Framing,
     ) -> Result<(), Stop> {
-        let deadline = Instant::now() + self.deadline_step;
-        if self.config.faults.echo_read_list {
-            self.echoed_reads = chunks.reads.segments().collect();
-        }
-        // Pull every read chunk with RDMA Read (RFC 8166 3.4.5).
-        let mut pulled: Vec<(u32, Vec<u8>)> = Vec::new();
-        let config = self.config;
-        let faults = &config.faults;
-        // RFC 5666 6.2: after a CONF_RDMA with maxrdmaread zero we "MUST NOT issue requests
-        // that require RDMA Read": no RPC-level reply is possible (RFC 8166 4.5.3: ERR_CHUNK).
-        let no_reads = self.ulp.peer_max_rdma_reads() == Some(0) && !faults.ccp_maxrdmaread_ignored;
-        if no_reads && !chunks.reads.is_empty() {
-            return self.call_error(xid, framing);
-        }
-        for c in chunks.reads.chunks() {
-            if c.position == 0 && faults.no_position_zero {
-                return self.call_error(xid, framing);
-            }
-            let last_is_pad = c.segment_count() > 1 && c.segments().last().is_some_and(|s| s.length < 4);
-            if c.position != 0 && last_is_pad && faults.reject_read_pad_segment {
-                return self.call_error(xid, framing);
-            }
-            let mut data = Vec::new();
-            for (i, s) in c.segments().enumerate() {
-                if i > 0 && faults.first_segment_only {
-                    break;
-                }
-                let len = if faults.read_chunk_roundup { (s.length + 3) & !3 } else { s.length };
-                let part = self.conn.rdma_read(s.handle, s.offset, len, deadline)?;
-                self.note(WireNote::Read { handle: s.handle, offset: s.offset, data: part.clone() });
-                data.extend_from_slice(&part[..s.length.min(len) as usize]);
-            }
-            pulled.push((c.position, data));
-        }
+        self.keep_read_list_to_echo(chunks);
+        let Some(pulled) = self.pull_read_chunks(chunks)? else { return self.call_error(xid, framing) };
         let (reduced, rest): (Vec<u8>, &[(u32, Vec<u8>)]) = match pulled.first() {
             Some((0, d)) => (d.clone(), &pulled[1..]),
             _ if is_nomsg => return self.call_error(xid, framing),
@@ -136,6 +104,38 @@ impl Session<'_> {
         self.reply(&c, outcome, chunks, framing)
     }
 
+    /// Every read chunk pulled with RDMA Read (RFC 8166 3.4.5): each one's position and
+    /// data. None when the call cannot be served: read chunks after a CONF_RDMA with
+    /// maxrdmaread zero (RFC 5666 6.2: we "MUST NOT issue requests that require RDMA Read";
+    /// no RPC-level reply is possible, RFC 8166 4.5.3: ERR_CHUNK), or a chunk a fault refuses.
+    fn pull_read_chunks(&mut self, chunks: &ChunkLists<'_>) -> Result<Option<Pulled>, Stop> {
+        let deadline = Instant::now() + self.deadline_step;
+        let config = self.config;
+        let faults = &config.faults;
+        let no_reads = self.ulp.peer_max_rdma_reads() == Some(0) && !faults.ccp_maxrdmaread_ignored;
+        if no_reads && !chunks.reads.is_empty() || faults.refuses_write_list(chunks) {
+            return Ok(None);
+        }
+        let mut pulled = Vec::new();
+        for c in chunks.reads.chunks() {
+            if faults.refuses_read_chunk(&c) {
+                return Ok(None);
+            }
+            let mut data = Vec::new();
+            for (i, s) in c.segments().enumerate() {
+                if i > 0 && faults.first_segment_only {
+                    break;
+                }
+                let len = faults.bend_read_length(s.length);
+                let part = self.conn.rdma_read(s.handle, s.offset, len, deadline)?;
+                self.note(WireNote::Read { handle: s.handle, offset: s.offset, data: part.clone() });
+                data.extend_from_slice(&part[..s.length.min(len) as usize]);
+            }
+            pulled.push((c.position, data));
+        }
+        Ok(Some(pulled))
+    }
+
     /// Answers a processed call (RFC 8166 3.5): the results placed in the write list, the
     /// rest framed inline, and the reply sent inline or through the reply chunk. Each stage
     /// is the faithful rule; the fault switches bend the plan in `faults.rs`.
@@ -148,7 +148,7 @@ impl Session<'_> {
     ) -> Result<(), Stop> {
         let xid = call.xid;
         let faults = self.config.faults.clone();
-        if matches!(outcome, Some(UlpOutcome::GarbageArgs)) && faults.drop_garbage_args {
+        if faults.drops_reply(outcome.as_ref()) {
             return Ok(());
         }
         let (rpc_header, mut results) = reply_body(xid, outcome);
@@ -231,6 +231,7 @@ impl Session<'_> {
                 placed.echo.push(segs);
             }
         }
+        faults.reduce_surplus_items(&mut placed.reduced, &items, count);
         Ok(Some(placed))
     }
 
@@ -327,6 +328,9 @@ impl Session<'_> {
         key
     }
 }
+
+/// Each read chunk pulled: its position and its data.
+type Pulled = Vec<(u32, Vec<u8>)>;
 
 /// What the write list carried: each chunk's echo, and the length of each item reduced into
 /// a write chunk (None for those left inline).

@@ -3,6 +3,8 @@
 use std::sync::Arc;
 use std::time::Duration;
 
+use rpcrdma_codec::Profile;
+
 use super::{Faults, ReplyFuzz, Scenario};
 use crate::observe;
 
@@ -22,6 +24,9 @@ pub struct Config {
     /// Serve RPC-over-RDMA Version Two (draft-cel-nfsv4-rpcrdma-version-two-01 with xcharext
     /// and rtrext) as well as Version One.
     pub version_two: bool,
+    /// The run's spec choices (the readings the specs leave open): every message the
+    /// responder decodes or builds follows them.
+    pub profile: Profile,
     pub faults: Faults,
     /// Records what requesters do, for the client catalogue (`serve`).
     pub observer: Option<Arc<observe::Log>>,
@@ -47,6 +52,7 @@ impl Default for Config {
             remote_invalidation: true,
             idle_poll: Duration::from_millis(200),
             version_two: true,
+            profile: Profile::default(),
             faults: Faults::default(),
             observer: None,
             receive_window: None,

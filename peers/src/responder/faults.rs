@@ -3,10 +3,10 @@
 //! and the hidden `--fault` option.
 
 use rpcrdma_codec::check::{rules, Rule};
-use rpcrdma_codec::chunk::{ChunkLists, Segment};
+use rpcrdma_codec::chunk::{ChunkLists, ReadChunk, Segment};
 use rpcrdma_codec::xdr::pad4;
 
-use crate::ulp::UlpResults;
+use crate::ulp::{UlpOutcome, UlpResults};
 
 crate::fault_switches! {
     /// Deliberate misbehaviours of the reference responder.
@@ -226,6 +226,16 @@ crate::fault_switches! {
         /// NFSv4 COMPOUND) stay inline and their write chunks come back unused (RFC 8166
         /// 4.3.2.2: a subsequent item MUST be placed in the unconsumed write chunk).
         later_items_inline = "later-items-inline",
+        /// Reduce the DDP-eligible items that have no write chunk (the READs of an NFSv4
+        /// COMPOUND beyond a non-empty write list) as though placed: their data leaves the
+        /// inline results and is written nowhere (RFC 8267 6.4.1: they MUST return inline).
+        surplus_items_reduced = "surplus-items-reduced",
+        /// Refuse with ERR_CHUNK a call whose write list holds a chunk of more than eight
+        /// segments (RFC 8267 6.4.2: an NFSv4 server MUST accept sixteen).
+        write_chunk_over_eight_segments = "write-chunk-over-eight-segments",
+        /// Refuse with ERR_CHUNK a call whose write list holds an empty chunk (RFC 8166
+        /// 4.3.2.3, RFC 8267 6.4.1: its item MUST be returned inline), as Linux svcrdma does.
+        empty_write_chunk_refused = "empty-write-chunk-refused",
         /// Reverse-direction calls carry rdma_vers 2 on a Version One connection (RFC 8167
         /// 5.1: the same value as forward-direction calls).
         reverse_call_vers_2 = "reverse-call-vers-2",
@@ -252,6 +262,11 @@ crate::fault_switches! {
         /// The NFSv4.1 server sends, once the back channel is granted, a CB_COMPOUND larger
         /// than its ca_maxrequestsize (RFC 8881 18.36.3; RFC 8267 6.5.2).
         cb_large_call = "cb-large-call",
+        /// Crash-like: on a reverse-direction reply whose XID matches no call of ours, drop the
+        /// connection and refuse every later connection (RFC 8167 5.2 lets such a reply be
+        /// discarded, nothing more: a server that falls over on one is what `fuzz --reverse`
+        /// finds).
+        crash_on_unknown_reverse_xid = "crash-on-unknown-reverse-xid",
     }
 }
 
@@ -274,6 +289,7 @@ impl Faults {
         "crash-on-huge-segment-count",
         "write-past-segment",
         "hang-on-zero-credit-pair",
+        "crash-on-unknown-reverse-xid",
     ];
 
     /// Whether these faults let a call that breaks `rule` through (the responder otherwise
@@ -308,7 +324,7 @@ impl Faults {
         ("write-chunk-preceding-item", &["rfc8166/3.4.4.4#1"]),
         ("reduced-pad-left-inline", &["rfc8166/3.4.4.4#2"]),
         ("write-chunk-offset-advanced", &["rfc8166/3.4.6#2"]),
-        ("drop-unused-write-chunks", &["rfc8166/3.4.6#2", "rfc8166/4.3.2.2#3", "rfc8166/4.3.2.3#1"]),
+        ("drop-unused-write-chunks", &["rfc8166/3.4.6#2", "rfc8166/4.3.2.2#3", "rfc8166/4.3.2.3#1", "rfc8267/6.4.1#4"]),
         ("pad-write-chunk", &["rfc8166/3.4.6.2#2", "rfc8166/3.4.6.2#3"]),
         ("write-chunk-length-padded", &["rfc8166/3.4.6.2#3"]),
         ("ignore-reply-chunk", &["rfc8166/3.5.3#1", "rfc8166/3.5.3#4", "rfc8797/3.1#1", "v2-01/2.3#2"]),
@@ -323,7 +339,13 @@ impl Faults {
         ("answer-error-and-done", &["rfc8166/4.2.4#4", "rfc8166/4.6.2#2"]),
         ("echo-read-list", &["rfc8166/4.3.1#1"]),
         ("write-list-ignored-with-reply-chunk", &["rfc8166/4.3.2#1"]),
-        ("later-items-inline", &["rfc8166/4.3.2#1"]),
+        ("later-items-inline", &["rfc8166/4.3.2#1", "rfc8267/6.4.1#2"]),
+        // The first READ's data in the last write chunk: the first chunk is not the first
+        // READ's, and a READ whose chunk is empty does not return inline (RFC 8267 6.4.1).
+        ("ddp-into-last-write-chunk", &["rfc8267/6.4.1#1", "rfc8267/6.4.1#3"]),
+        ("surplus-items-reduced", &["rfc8267/6.4.1#5"]),
+        ("write-chunk-over-eight-segments", &["rfc8267/6.4.2#2"]),
+        ("empty-write-chunk-refused", &["rfc8267/6.4.1#3"]),
         ("answer-short-messages", &["rfc8166/4.5#1"]),
         ("lenient-read-list", &["rfc8166/4.5#2"]),
         ("no-err-chunk", &["rfc8166/4.5#2", "rfc8166/4.5.2#1", "rfc8166/4.6.1#2"]),
@@ -383,6 +405,39 @@ impl Faults {
 impl Faults {
     /// `reduce-ineligible-results`: a reply with no DDP-eligible item has all its results
     /// after the status word reduced into the first write chunk.
+    /// `drop-garbage-args`: no reply at all to a call whose arguments did not decode.
+    pub(super) fn drops_reply(&self, outcome: Option<&UlpOutcome>) -> bool {
+        matches!(outcome, Some(UlpOutcome::GarbageArgs)) && self.drop_garbage_args
+    }
+
+    /// Whether a read chunk is refused with ERR_CHUNK: `no-position-zero` refuses a
+    /// position-zero chunk, `reject-read-pad-segment` one whose last segment (of several) is
+    /// shorter than four bytes, a separate XDR pad.
+    pub(super) fn refuses_read_chunk(&self, c: &ReadChunk<'_>) -> bool {
+        let last_is_pad = c.segment_count() > 1 && c.segments().last().is_some_and(|s| s.length < 4);
+        c.position == 0 && self.no_position_zero || c.position != 0 && last_is_pad && self.reject_read_pad_segment
+    }
+
+    /// Whether a call is refused with ERR_CHUNK for its write list: faithfully never;
+    /// `write-chunk-over-eight-segments` refuses a write chunk of more than eight segments,
+    /// `empty-write-chunk-refused` an empty one.
+    pub(super) fn refuses_write_list(&self, chunks: &ChunkLists<'_>) -> bool {
+        chunks.writes.chunks().any(|c| {
+            self.write_chunk_over_eight_segments && c.segment_count() > 8
+                || self.empty_write_chunk_refused && c.segment_count() == 0
+        })
+    }
+
+    /// How many bytes of a read segment of `length` are RDMA Read: `read-chunk-roundup`
+    /// rounds it up to a multiple of four.
+    pub(super) fn bend_read_length(&self, length: u32) -> u32 {
+        if self.read_chunk_roundup {
+            (length + 3) & !3
+        } else {
+            length
+        }
+    }
+
     pub(super) fn reduce_ineligible(&self, results: &mut UlpResults, chunks: &ChunkLists<'_>) {
         if self.reduce_ineligible_results
             && results.ddp.is_none()
@@ -405,6 +460,16 @@ impl Faults {
         }
         let first = if self.ddp_into_last_write_chunk { count.saturating_sub(1) } else { 0 };
         i.checked_sub(first).filter(|&k| !(k > 0 && self.later_items_inline))
+    }
+
+    /// `surplus-items-reduced`: the items after the `count` write chunks of a non-empty
+    /// write list marked reduced, with nothing written (faithfully they stay inline).
+    pub(super) fn reduce_surplus_items(&self, reduced: &mut [Option<usize>], items: &[&[u8]], count: usize) {
+        if self.surplus_items_reduced && count > 0 {
+            for (r, d) in reduced.iter_mut().zip(items).skip(count) {
+                *r = Some(d.len());
+            }
+        }
     }
 
     /// The bytes written into a write chunk for item `k`: the item itself faithfully;
@@ -506,6 +571,13 @@ pub(super) fn claims_huge_segment_count(data: &[u8]) -> bool {
 }
 
 impl super::Session<'_> {
+    /// `echo-read-list`: the call's read list kept, for its reply to return it.
+    pub(super) fn keep_read_list_to_echo(&mut self, chunks: &ChunkLists<'_>) {
+        if self.config.faults.echo_read_list {
+            self.echoed_reads = chunks.reads.segments().collect();
+        }
+    }
+
     /// Whether a crash-like fault takes the responder down on these chunk lists.
     pub(super) fn crashes_on(&self, chunks: &rpcrdma_codec::chunk::ChunkLists<'_>) -> bool {
         let f = &self.config.faults;

@@ -14,8 +14,8 @@ pub const LONGER_BY: u32 = 4096;
 
 /// `reply` (an RDMA_MSG returning one write chunk) with the write chunk misused as `scenario`
 /// says; None when the reply returns no write chunk.
-pub(super) fn rewrite(scenario: Scenario, reply: &[u8]) -> Option<Vec<u8>> {
-    let m = Message::decode(reply, &Profile::default()).ok()?;
+pub(super) fn rewrite(scenario: Scenario, reply: &[u8], profile: &Profile) -> Option<Vec<u8>> {
+    let m = Message::decode(reply, profile).ok()?;
     let Body::Msg(chunks) = m.header.body else { return None };
     let first: Vec<Segment> = chunks.writes.chunks().next()?.segments().collect();
     let mut longer = first.clone();
@@ -46,7 +46,7 @@ mod tests {
         let mut reply = HeaderBuilder::msg(9, 8).write_list(&list).encode_to_vec();
         reply.extend_from_slice(&[1, 2, 3, 4]);
         for s in [Scenario::ReplyLongerWriteChunk, Scenario::ReplyExtraWriteChunk, Scenario::ReplyUnofferedReplyChunk] {
-            let b = rewrite(s, &reply).unwrap();
+            let b = rewrite(s, &reply, &Profile::default()).unwrap();
             let m = Message::decode(&b, &Profile::default()).unwrap();
             let Body::Msg(c) = m.header.body else { panic!("{}", s.name()) };
             let first: Vec<Segment> = c.writes.chunks().next().unwrap().segments().collect();
@@ -57,6 +57,7 @@ mod tests {
                 _ => assert_eq!(c.reply.map(|r| r.segments().collect::<Vec<_>>()), Some(vec![seg])),
             }
         }
-        assert_eq!(rewrite(Scenario::ReplyExtraWriteChunk, &HeaderBuilder::msg(9, 8).encode_to_vec()), None);
+        let none = HeaderBuilder::msg(9, 8).encode_to_vec();
+        assert_eq!(rewrite(Scenario::ReplyExtraWriteChunk, &none, &Profile::default()), None);
     }
 }

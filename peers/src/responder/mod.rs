@@ -235,9 +235,9 @@ impl<'a> Session<'a> {
     ) -> Self {
         let faults = &config.faults;
         let profile = if faults.private_data_offset_zero_only {
-            Profile { private_data_locate: rpcrdma_codec::profile::PrivateDataLocate::OffsetZero, ..Profile::default() }
+            Profile { private_data_locate: rpcrdma_codec::profile::PrivateDataLocate::OffsetZero, ..config.profile }
         } else {
-            Profile::default()
+            config.profile
         };
         let mut peer = private_data::effective(peer_private_data, &profile);
         if faults.private_data_reserved_rejected && peer.params.reserved != 0 {
@@ -406,7 +406,7 @@ impl<'a> Session<'a> {
                 // A message the requester must discard invalidates nothing: the call is still
                 // outstanding, and its retransmission is served with the same chunks.
                 let invalidate = invalidate.filter(|_| scenario.is_reply());
-                self.transmit(&scenario.rewrite(msg), invalidate)?;
+                self.transmit(&scenario.rewrite(msg, &self.config.profile), invalidate)?;
                 return if scenario.closes_after() { Err(Stop::Scenario(scenario.name())) } else { Ok(()) };
             }
         }
@@ -474,7 +474,7 @@ impl<'a> Session<'a> {
             self.down.store(true, Ordering::SeqCst);
             return Err(Stop::Unsupported("a segment count (crash-like fault)"));
         }
-        let msg = match Message::decode(data, &Profile::default()) {
+        let msg = match Message::decode(data, &self.config.profile) {
             Ok(m) => m,
             // RFC 8166 4.5.2: XDR errors get ERR_CHUNK.
             Err(_) => return self.send_err_chunk(fixed.xid),

@@ -5,6 +5,8 @@
 
 use std::sync::Mutex;
 
+use rpcrdma_codec::v1::{field, HeaderMut, Proc, MIN_HEADER_LEN};
+
 use crate::rng::Rng;
 
 /// The ways a reply is mutated, each named for reports and reproducers.
@@ -87,29 +89,24 @@ impl ReplyFuzz {
         }
         let m = rng.pick(&Mutation::ALL);
         let mut b = reply.to_vec();
-        fn put(b: &mut [u8], at: usize, v: u32) {
-            if b.len() >= at + 4 {
-                b[at..at + 4].copy_from_slice(&v.to_be_bytes());
-            }
-        }
+        // At least the fixed fields (checked above): every edit of them is named.
+        let mut h = HeaderMut::new(&mut b).ok()?;
         match m {
             Mutation::Truncate => b.truncate(rng.below(reply.len() - 3)),
-            Mutation::Version => put(&mut b, 4, rng.pick(&[0, 2, 7, u32::MAX])),
-            Mutation::Procedure => put(&mut b, 12, rng.pick(&[2, 3, 5, 6, 0x8000_0000, u32::MAX])),
+            Mutation::Version => h.set_vers(rng.pick(&[0, 2, 7, u32::MAX])),
+            Mutation::Procedure => h.set_proc(Proc(rng.pick(&[2, 3, 5, 6, 0x8000_0000, u32::MAX]))),
             Mutation::Credit => {
                 let v = [0, 1, 0xffff, 0x0001_0000, u32::MAX, rng.u32()];
-                put(&mut b, 8, rng.pick(&v))
+                h.set_credit(rng.pick(&v))
             }
-            Mutation::Xid => {
-                let x = u32::from_be_bytes([b[0], b[1], b[2], b[3]]) ^ (1 + rng.u32() % 0xffff);
-                put(&mut b, 0, x)
-            }
+            Mutation::Xid => h.set_xid(h.fixed().xid ^ (1 + rng.u32() % 0xffff)),
             Mutation::ChunkWord => {
-                // The words after the fixed header hold the chunk lists of RDMA_MSG/NOMSG.
-                let words = (reply.len().min(64) - 16) / 4;
-                let at = 16 + 4 * rng.below(words.max(1));
+                // The body words of RDMA_MSG/NOMSG hold the chunk lists: one of the first 12.
+                let words = (reply.len().min(64) - field::BODY) / 4;
+                let index = rng.below(words.max(1));
                 let any = rng.u32();
-                put(&mut b, at, rng.pick(&[2, 0xffff, 0x7fff_ffff, u32::MAX, any]))
+                // A reply with no body word is left as it is (and not counted as mutated).
+                let _ = h.set_body_word(index, rng.pick(&[2, 0xffff, 0x7fff_ffff, u32::MAX, any]));
             }
             Mutation::BitFlip => {
                 let at = rng.below(reply.len().min(64));
@@ -245,12 +242,19 @@ fn word_at(b: &[u8], at: usize) -> Option<u32> {
 /// message is in a read chunk, CB_NULL has no arguments) is absent.
 pub fn reverse_fields(call: &[u8]) -> Vec<(ReverseMutation, usize)> {
     use ReverseMutation as R;
-    let mut out = vec![(R::Xid, 0), (R::Version, 4), (R::Credit, 8), (R::Procedure, 12), (R::ChunkWord, 16)];
+    let mut out = vec![
+        (R::Xid, field::XID),
+        (R::Version, field::VERS),
+        (R::Credit, field::CREDIT),
+        (R::Procedure, field::PROC),
+        (R::ChunkWord, field::BODY),
+    ];
     // RFC 8166 4.2: an RDMA_MSG with three empty chunk lists carries the RPC call at word 7.
-    if word_at(call, 12) != Some(0) || (16..28).step_by(4).any(|at| word_at(call, at) != Some(0)) {
+    let empty_lists = (field::BODY..MIN_HEADER_LEN).step_by(4).all(|at| word_at(call, at) == Some(0));
+    if word_at(call, field::PROC) != Some(Proc::RDMA_MSG.0) || !empty_lists {
         return out;
     }
-    let rpc = 28;
+    let rpc = MIN_HEADER_LEN;
     // RFC 5531 9: xid, msg_type, rpcvers, prog, vers, proc, cred (flavor, opaque), verf.
     out.extend([(R::RpcMsgType, rpc + 4), (R::RpcVers, rpc + 8), (R::Prog, rpc + 12), (R::Vers, rpc + 16)]);
     out.extend([(R::Proc, rpc + 20), (R::CredLength, rpc + 28)]);
@@ -298,6 +302,21 @@ pub fn reverse_fields(call: &[u8]) -> Vec<(ReverseMutation, usize)> {
     out
 }
 
+/// Writes `value` into the word `m` names at `at`: the transport header's fields by name
+/// (RFC 8166 4.2), the RPC call's and CB_COMPOUND's where [`reverse_fields`] found them.
+fn set_word(b: &mut [u8], m: ReverseMutation, at: usize, value: u32) -> Option<()> {
+    let mut h = HeaderMut::new(b).ok()?;
+    match m {
+        ReverseMutation::Xid => h.set_xid(value),
+        ReverseMutation::Version => h.set_vers(value),
+        ReverseMutation::Credit => h.set_credit(value),
+        ReverseMutation::Procedure => h.set_proc(Proc(value)),
+        ReverseMutation::ChunkWord => h.set_body_word(0, value).ok()?,
+        _ => b.get_mut(at..at + 4)?.copy_from_slice(&value.to_be_bytes()),
+    }
+    Some(())
+}
+
 impl ReplyFuzz {
     /// A mutated copy of the reverse-direction call `call` and how it was mutated, or None to
     /// send it as it is; one in `one_in`, from the same generator as the replies.
@@ -313,13 +332,13 @@ impl ReplyFuzz {
         match m {
             ReverseMutation::Truncate => b.truncate(rng.below(call.len() - 3)),
             ReverseMutation::Xid => {
-                let x = word_at(call, 0)? ^ (1 + rng.u32() % 0xffff);
-                b[..4].copy_from_slice(&x.to_be_bytes())
+                let mut h = HeaderMut::new(&mut b).ok()?;
+                h.set_xid(h.fixed().xid ^ (1 + rng.u32() % 0xffff))
             }
             _ => {
                 let old = word_at(call, at)?;
                 let values: Vec<u32> = m.values().iter().copied().filter(|v| *v != old).collect();
-                b[at..at + 4].copy_from_slice(&rng.pick(&values).to_be_bytes())
+                set_word(&mut b, m, at, rng.pick(&values))?
             }
         }
         (b != call).then_some((b, m))
@@ -329,6 +348,7 @@ impl ReplyFuzz {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use rpcrdma_codec::v1::FixedFields;
 
     fn reply() -> Vec<u8> {
         let mut r = Vec::new();
@@ -346,14 +366,22 @@ mod tests {
         for _ in 0..2000 {
             let Some((b, m)) = f.mutate(&r) else { continue };
             seen.insert(m);
-            let word = |b: &[u8], at: usize| b.get(at..at + 4).map(|x| u32::from_be_bytes([x[0], x[1], x[2], x[3]]));
+            // The fixed fields (RFC 8166 4.2) before and after, each compared by name.
+            let before = FixedFields::decode(&r).unwrap();
+            let after = FixedFields::decode(&b);
+            let only = |f: FixedFields| after.map(|a| (a, a != before)) == Ok((f, true));
             match m {
                 Mutation::Truncate => assert!(b.len() < r.len()),
-                Mutation::Version => assert_ne!(word(&b, 4), Some(1)),
-                Mutation::Procedure => assert!(word(&b, 12).is_some_and(|p| p > 1 && p != 4)),
-                Mutation::Credit => assert_ne!(word(&b, 8), Some(32)),
-                Mutation::Xid => assert_ne!(word(&b, 0), Some(0x1234_5678)),
-                Mutation::ChunkWord => assert_eq!(b[..16], r[..16]),
+                Mutation::Version => {
+                    assert!(after.is_ok_and(|a| a.vers != 1 && only(FixedFields { vers: a.vers, ..before })))
+                }
+                Mutation::Procedure => {
+                    assert!(after
+                        .is_ok_and(|a| a.proc_ > 1 && a.proc_ != 4 && only(FixedFields { proc_: a.proc_, ..before })))
+                }
+                Mutation::Credit => assert!(after.is_ok_and(|a| only(FixedFields { credit: a.credit, ..before }))),
+                Mutation::Xid => assert!(after.is_ok_and(|a| only(FixedFields { xid: a.xid, ..before }))),
+                Mutation::ChunkWord => assert_eq!((after, b.len()), (Ok(before), r.len())),
                 Mutation::BitFlip => assert_eq!(b.iter().zip(&r).filter(|(x, y)| x != y).count(), 1),
                 Mutation::Trailing => assert!(b.len() > r.len() && b.starts_with(&r)),
             }

@@ -153,6 +153,10 @@ pub(super) fn on_reply(s: &mut Session<'_>, fixed: &FixedFields, msg: &Message<'
     let no_chunks = msg.header.body.chunks().is_some_and(|c| c.is_empty());
     let matched = rpc_xid == Some(fixed.xid) && decodes && no_chunks && s.reverse.outstanding.contains_key(&fixed.xid);
     s.observe(Observed::ReverseReply { xid: fixed.xid, matched });
+    if s.config.faults.crash_on_unknown_reverse_xid && !s.reverse.outstanding.contains_key(&fixed.xid) {
+        s.down.store(true, std::sync::atomic::Ordering::SeqCst);
+        return Err(Stop::Unsupported("a reverse-direction reply of an unknown XID (crash-like fault)"));
+    }
     if !matched {
         return Ok(());
     }
@@ -210,7 +214,7 @@ fn play_scenario(s: &mut Session<'_>, first: &[u8], granted: u32) -> Result<(), 
     }
     let xid = first.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     s.observe(Observed::Injected { scenario: scenario.name(), xid });
-    for m in scenario.reverse_calls(first, granted) {
+    for m in scenario.reverse_calls(first, granted, &s.config.profile) {
         let xid = u32::from_be_bytes([m[0], m[1], m[2], m[3]]);
         reserve_receive(s)?;
         s.reverse.outstanding.insert(xid, Outstanding { sent: m.clone(), region: None });

@@ -9,7 +9,7 @@ use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
-use rpcrdma_codec::v1::{HeaderBuilder, Message, MIN_HEADER_LEN};
+use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, HeaderMut, Message, Proc, MIN_HEADER_LEN};
 use rpcrdma_codec::v2::{self, MsgType};
 use rpcrdma_codec::xdr::{Encode, Reader};
 use rpcrdma_codec::Profile;
@@ -133,7 +133,8 @@ pub const INLINE_1024: usize = 1024;
 /// What `cm-identifier-at-offset` puts before our private data: another layer's octets.
 pub const OTHER_PRIVATE_DATA: [u8; 5] = [0x4d, 0x50, 0x41, 0x02, 0x00];
 
-/// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4).
+/// The rdma_proc value Version One does not define (RDMA_MSG to RDMA_ERROR are 0 to 4,
+/// RFC 8166 4.2.4).
 pub const UNKNOWN_PROC: u32 = 5;
 
 /// The rdma_err value no version defines (ERR_VERS is 1, ERR_CHUNK 2).
@@ -187,9 +188,10 @@ impl Scenario {
     /// `first`'s program in an RDMA_MSG of `first`'s rdma_vers (5.1), requesting `granted`
     /// credits: `reverse-burst` sends `granted` of them (at most [`MAX_REVERSE_BURST`]),
     /// `reverse-chunks` one with [`REVERSE_CHUNK`] as its write list (5.3). Nothing for the
-    /// other scenarios, or when `first` carries no RPC call inline.
-    pub fn reverse_calls(self, first: &[u8], granted: u32) -> Vec<Vec<u8>> {
-        let Ok(m) = Message::decode(first, &Profile::default()) else { return Vec::new() };
+    /// other scenarios, or when `first` carries no RPC call inline (decoded as `profile`
+    /// says).
+    pub fn reverse_calls(self, first: &[u8], granted: u32, profile: &Profile) -> Vec<Vec<u8>> {
+        let Ok(m) = Message::decode(first, profile) else { return Vec::new() };
         let Ok(RpcMessage { header: RpcHeader::Call(c), .. }) = RpcMessage::decode(m.payload) else {
             return Vec::new();
         };
@@ -225,10 +227,11 @@ impl Scenario {
         self.version_two() && is_nfs3_read(inline_payload)
     }
 
-    /// `v2-backward-call`'s call: RDMA2_MSG, rdma_direction CALL, CB_NULL, one credit.
-    pub fn backward_call() -> Vec<u8> {
+    /// `v2-backward-call`'s call: RDMA2_MSG, rdma_direction CALL (none in the -00 envelope),
+    /// CB_NULL, one credit.
+    pub fn backward_call(envelope: rpcrdma_codec::profile::V2Envelope) -> Vec<u8> {
         let rpc = CallHeader::new(Self::BACKWARD_XID, CB_PROGRAM, 1, 0).encode_to_vec();
-        v2::HeaderBuilder::msg(Self::BACKWARD_XID, 1, MsgType::CALL).payload(&rpc).encode_to_vec()
+        v2::HeaderBuilder::msg(Self::BACKWARD_XID, 1, MsgType::CALL).envelope(envelope).payload(&rpc).encode_to_vec()
     }
 
     /// Whether a Version One call (its rdma_xid-bearing inline payload) is the one whose reply
@@ -311,14 +314,15 @@ impl Scenario {
         Some(b)
     }
 
-    /// The message sent instead of `reply` (the reply as the responder would have sent it).
-    pub fn rewrite(self, reply: &[u8]) -> Vec<u8> {
-        let word = |at: usize| reply.get(at..at + 4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
-        let (xid, credit) = (word(0), word(8));
-        let set = |at: usize, v: u32| {
+    /// The message sent instead of `reply` (the reply as the responder would have sent it,
+    /// decoded as `profile` says).
+    pub fn rewrite(self, reply: &[u8], profile: &Profile) -> Vec<u8> {
+        let (xid, credit) = FixedFields::decode(reply).map_or((0, 0), |f| (f.xid, f.credit));
+        // The reply with one fixed field edited (RFC 8166 4.2); too short a reply as it is.
+        let edit = |how: fn(&mut HeaderMut<'_>)| {
             let mut b = reply.to_vec();
-            if b.len() >= at + 4 {
-                b[at..at + 4].copy_from_slice(&v.to_be_bytes());
+            if let Ok(mut h) = HeaderMut::new(&mut b) {
+                how(&mut h);
             }
             b
         };
@@ -328,31 +332,27 @@ impl Scenario {
         };
         match self {
             Scenario::ShortReply => reply[..reply.len().min(MIN_HEADER_LEN - 4)].to_vec(),
-            Scenario::ReplyBadVersion => set(4, 0),
-            Scenario::ReplyUnknownProc => set(12, UNKNOWN_PROC),
-            Scenario::ReplyMsgp => set(12, 2),
+            Scenario::ReplyBadVersion => edit(|h| h.set_vers(0)),
+            Scenario::ReplyUnknownProc => edit(|h| h.set_proc(Proc(UNKNOWN_PROC))),
+            Scenario::ReplyMsgp => edit(|h| h.set_proc(Proc::RDMA_MSGP)),
             Scenario::ReplyDone => padded(HeaderBuilder::done(xid, credit).encode_to_vec()),
             Scenario::UndecodableError => {
-                let mut b = Vec::with_capacity(MIN_HEADER_LEN);
-                for w in [xid, 1, credit, 4, UNKNOWN_ERR] {
-                    b.extend_from_slice(&w.to_be_bytes());
-                }
-                padded(b)
+                padded(HeaderBuilder::err_chunk(xid, credit).raw_error_code(UNKNOWN_ERR).encode_to_vec())
             }
-            Scenario::ShrinkGrant => set(8, SHRUNK_GRANT),
+            Scenario::ShrinkGrant => edit(|h| h.set_credit(SHRUNK_GRANT)),
             // Replaces no reply: the backward call goes before it.
             Scenario::BackwardCall => reply.to_vec(),
-            Scenario::ZeroGrant => set(8, 0),
-            Scenario::HugeGrant => set(8, HUGE_GRANT),
+            Scenario::ZeroGrant => edit(|h| h.set_credit(0)),
+            Scenario::HugeGrant => edit(|h| h.set_credit(HUGE_GRANT)),
             Scenario::CmNoPrivateData
             | Scenario::CmBadIdentifier
             | Scenario::CmReservedBits
             | Scenario::CmChangeOnReconnect
             | Scenario::CmIdentifierAtOffset => reply.to_vec(),
-            Scenario::Reply1024 => cut_to_1024(reply).unwrap_or_else(|| reply.to_vec()),
+            Scenario::Reply1024 => cut_to_1024(reply, profile).unwrap_or_else(|| reply.to_vec()),
             Scenario::CcpLimits | Scenario::ReverseBurst | Scenario::ReverseChunks => reply.to_vec(),
             Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
-                super::misuse::rewrite(self, reply).unwrap_or_else(|| reply.to_vec())
+                super::misuse::rewrite(self, reply, profile).unwrap_or_else(|| reply.to_vec())
             }
         }
     }
@@ -361,8 +361,8 @@ impl Scenario {
 /// A READ reply carrying its data inline, cut to exactly [`INLINE_1024`] bytes: the data
 /// shortened to what fits, count and length with it, eof false (a short read, RFC 1813
 /// 3.3.6). None when the data does not end the reply or is too short to cut.
-fn cut_to_1024(reply: &[u8]) -> Option<Vec<u8>> {
-    let m = Message::decode(reply, &Profile::default()).ok()?;
+fn cut_to_1024(reply: &[u8], profile: &Profile) -> Option<Vec<u8>> {
+    let m = Message::decode(reply, profile).ok()?;
     let rpc = RpcMessage::decode(m.payload).ok()?;
     let r = nfs3::read_result(rpc.body)?;
     let data_at = m.payload_offset + rpc.body_offset + r.data_at;
@@ -380,9 +380,180 @@ fn cut_to_1024(reply: &[u8]) -> Option<Vec<u8>> {
     Some(b)
 }
 
+/// How the kernel NFS client mounts `serve` to meet a scenario (harness/linux-peer/
+/// client-scenarios): NFSv3 of the export, or NFSv4.1 of the root (`serve`'s NFSv4.1 server
+/// has no pseudo file system) for the reverse-direction scenarios, whose calls ride the
+/// session's back channel (RFC 8167, RFC 8267 6.5).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientMount {
+    Nfs3,
+    Nfs41,
+}
+
+impl ClientMount {
+    /// The `vers=` mount option.
+    pub fn vers(self) -> &'static str {
+        match self {
+            ClientMount::Nfs3 => "3",
+            ClientMount::Nfs41 => "4.1",
+        }
+    }
+
+    /// The path mounted.
+    pub fn path(self) -> &'static str {
+        match self {
+            ClientMount::Nfs3 => "/export",
+            ClientMount::Nfs41 => "/",
+        }
+    }
+}
+
+/// A step of a client workload after its first READ (a shell function `step_NAME`, with `-`
+/// as `_`, in harness/linux-peer/client-scenarios): the calls a scenario's checks need as
+/// their precondition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ClientStep {
+    /// A direct READ of 1024 bytes: small enough to come back inline (no write chunk).
+    Read1024,
+    /// A WRITE of 2000 bytes, over the 1024-byte threshold, synced.
+    Write2000,
+    /// A READDIR with no attributes (`ls`).
+    List,
+    /// A READDIR with attributes (`ls -l`).
+    ListLong,
+    /// Two direct READs of 4 KiB.
+    Read8k,
+    /// Sixteen direct READs at once: more than one call outstanding.
+    Reads16,
+    /// Ninety-six direct READs at once: three times the default grant of 32, so the
+    /// requester holds calls back at the grant (RFC 8166 3.3.1).
+    Reads96,
+    /// A SETACL (NFSACL, program 100227, on the NFS connection) of a 404-entry ACL, over 4800
+    /// bytes with nothing DDP-eligible in it (RFC 8267 5.2): a long call, sent as RDMA_NOMSG
+    /// with a position-zero read chunk (RFC 8166 3.5.3; xprtrdma's rpcrdma_marshal_req()).
+    SetaclLong,
+    /// Two seconds' wait: time for the reverse-direction calls that follow the client's
+    /// first callback reply.
+    AwaitCallbacks,
+}
+
+impl ClientStep {
+    /// Every step.
+    pub const ALL: &'static [ClientStep] = &[
+        ClientStep::Read1024,
+        ClientStep::Write2000,
+        ClientStep::List,
+        ClientStep::ListLong,
+        ClientStep::Read8k,
+        ClientStep::Reads16,
+        ClientStep::Reads96,
+        ClientStep::SetaclLong,
+        ClientStep::AwaitCallbacks,
+    ];
+
+    /// Its name, as `serve` prints it and client-scenarios knows it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ClientStep::Read1024 => "read-1024",
+            ClientStep::Write2000 => "write-2000",
+            ClientStep::List => "list",
+            ClientStep::ListLong => "list-long",
+            ClientStep::Read8k => "read-8k",
+            ClientStep::Reads16 => "reads-16",
+            ClientStep::Reads96 => "reads-96",
+            ClientStep::SetaclLong => "setacl-long",
+            ClientStep::AwaitCallbacks => "await-callbacks",
+        }
+    }
+}
+
+/// What the kernel NFS client runs against a scenario: one mount, one READ of a small file,
+/// then the steps, in order.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ClientWorkload {
+    pub mount: ClientMount,
+    pub steps: &'static [ClientStep],
+}
+
+/// `vers=3 path=/export steps=list-long,read-8k` (`steps=` when there are none), the form
+/// client-scenarios reads from `serve`'s "playing scenario" line.
+impl core::fmt::Display for ClientWorkload {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        write!(f, "vers={} path={} steps=", self.mount.vers(), self.mount.path())?;
+        for (i, s) in self.steps.iter().enumerate() {
+            write!(f, "{}{}", if i == 0 { "" } else { "," }, s.name())?;
+        }
+        Ok(())
+    }
+}
+
+impl Scenario {
+    /// The kernel client's workload for this scenario: one place says, for every scenario,
+    /// what makes its checks' preconditions happen.
+    pub fn client_workload(self) -> ClientWorkload {
+        use ClientStep::*;
+        let (mount, steps): (_, &'static [ClientStep]) = match self {
+            // Then, on this connection at the configured grant, the preconditions of passive
+            // checks: a long call (requester-nomsg-payload, requester-long-call-padded) and
+            // more calls at once than the grant (requester-within-grant).
+            Scenario::Reply1024 => (ClientMount::Nfs3, &[Read1024, SetaclLong, Reads96]),
+            // A WRITE over 1024 bytes (inline only if the requester assumed a larger
+            // threshold), then a call after the first connection (cm-change-on-reconnect
+            // closes it).
+            Scenario::CmNoPrivateData
+            | Scenario::CmBadIdentifier
+            | Scenario::CmReservedBits
+            | Scenario::CmChangeOnReconnect
+            | Scenario::CmIdentifierAtOffset => (ClientMount::Nfs3, &[Write2000, List]),
+            // Calls after the reply that granted 0: a client that goes on on the connection
+            // breaks the grant, one that reconnects does not.
+            Scenario::ZeroGrant => (ClientMount::Nfs3, &[ListLong, Read8k]),
+            // Many calls at once after the grant changed: replies back to back.
+            Scenario::HugeGrant | Scenario::ShrinkGrant => (ClientMount::Nfs3, &[Reads16]),
+            // The burst (or the chunked call) follows the client's reply to the first callback
+            // (CB_NULL after CREATE_SESSION).
+            Scenario::ReverseBurst | Scenario::ReverseChunks => (ClientMount::Nfs41, &[AwaitCallbacks, ListLong]),
+            // The unmount's calls after it are the check's precondition already.
+            Scenario::ReplyDone | Scenario::CcpLimits | Scenario::BackwardCall => (ClientMount::Nfs3, &[]),
+            // Another call after the injected message: a client that took it as the answer
+            // goes on without sending the call again (the requester-discards-* checks).
+            Scenario::ShortReply
+            | Scenario::ReplyBadVersion
+            | Scenario::ReplyUnknownProc
+            | Scenario::ReplyMsgp
+            | Scenario::UndecodableError
+            | Scenario::ReplyLongerWriteChunk
+            | Scenario::ReplyExtraWriteChunk
+            | Scenario::ReplyUnofferedReplyChunk => (ClientMount::Nfs3, &[ListLong]),
+        };
+        ClientWorkload { mount, steps }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The VM's client-scenarios implements every step a workload names (a `step_NAME`
+    /// function), and each scenario's workload prints as client-scenarios parses it.
+    #[test]
+    fn client_scenarios_knows_every_step() {
+        let script = include_str!("../../../harness/linux-peer/client-scenarios");
+        for s in ClientStep::ALL {
+            let f = format!("\nstep_{}() {{", s.name().replace('-', "_"));
+            assert!(script.contains(&f), "client-scenarios has no {f:?}");
+        }
+        let mut used: Vec<ClientStep> = Scenario::ALL.iter().flat_map(|s| s.client_workload().steps.to_vec()).collect();
+        used.dedup();
+        assert!(ClientStep::ALL.iter().all(|s| used.contains(s)), "a step no scenario uses");
+        let w = Scenario::ZeroGrant.client_workload().to_string();
+        assert_eq!(w, "vers=3 path=/export steps=list-long,read-8k");
+        assert_eq!(
+            Scenario::ReverseBurst.client_workload().to_string(),
+            "vers=4.1 path=/ steps=await-callbacks,list-long"
+        );
+        assert_eq!(Scenario::ReplyDone.client_workload().to_string(), "vers=3 path=/export steps=");
+    }
 
     #[test]
     fn names_are_distinct_and_found() {
@@ -398,19 +569,19 @@ mod tests {
         let replays = [Scenario::CmChangeOnReconnect, Scenario::Reply1024];
         let rewrites = Scenario::ALL.iter().filter(|s| !s.version_two() && !replays.contains(s));
         for s in rewrites.filter(|s| s.replaces_reply() && !s.misuses_chunks()) {
-            let b = s.rewrite(&reply);
+            let b = s.rewrite(&reply, &Profile::default());
             assert_eq!(&b[..4], &0x1234_5678u32.to_be_bytes(), "{}", s.name());
             assert_ne!(b, reply, "{}", s.name());
         }
-        assert!(Scenario::ShortReply.rewrite(&reply).len() < MIN_HEADER_LEN);
-        assert_eq!(&Scenario::ReplyBadVersion.rewrite(&reply)[4..8], &[0, 0, 0, 0]);
-        assert_eq!(&Scenario::ReplyUnknownProc.rewrite(&reply)[12..16], &[0, 0, 0, 5]);
-        assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply)[12..16], &[0, 0, 0, 2]);
-        assert_eq!(&Scenario::ReplyDone.rewrite(&reply)[12..16], &[0, 0, 0, 3]);
-        assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply)[8..12], &SHRUNK_GRANT.to_be_bytes());
-        assert_eq!(&Scenario::ZeroGrant.rewrite(&reply)[8..12], &[0, 0, 0, 0]);
-        assert_eq!(&Scenario::HugeGrant.rewrite(&reply)[8..12], &HUGE_GRANT.to_be_bytes());
-        let e = Scenario::UndecodableError.rewrite(&reply);
+        assert!(Scenario::ShortReply.rewrite(&reply, &Profile::default()).len() < MIN_HEADER_LEN);
+        assert_eq!(&Scenario::ReplyBadVersion.rewrite(&reply, &Profile::default())[4..8], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::ReplyUnknownProc.rewrite(&reply, &Profile::default())[12..16], &[0, 0, 0, 5]);
+        assert_eq!(&Scenario::ReplyMsgp.rewrite(&reply, &Profile::default())[12..16], &[0, 0, 0, 2]);
+        assert_eq!(&Scenario::ReplyDone.rewrite(&reply, &Profile::default())[12..16], &[0, 0, 0, 3]);
+        assert_eq!(&Scenario::ShrinkGrant.rewrite(&reply, &Profile::default())[8..12], &SHRUNK_GRANT.to_be_bytes());
+        assert_eq!(&Scenario::ZeroGrant.rewrite(&reply, &Profile::default())[8..12], &[0, 0, 0, 0]);
+        assert_eq!(&Scenario::HugeGrant.rewrite(&reply, &Profile::default())[8..12], &HUGE_GRANT.to_be_bytes());
+        let e = Scenario::UndecodableError.rewrite(&reply, &Profile::default());
         assert_eq!((&e[12..16], &e[16..20], e.len()), (&[0, 0, 0, 4][..], &[0, 0, 0, 3][..], MIN_HEADER_LEN));
     }
 
@@ -442,7 +613,7 @@ mod tests {
         // The first reverse-direction call: rdma_vers 1, CB_NULL of program 0x40000123.
         let rpc = CallHeader::new(7, 0x4000_0123, 1, 0).encode_to_vec();
         let first = [HeaderBuilder::msg(7, 8).encode_to_vec(), rpc].concat();
-        let burst = Scenario::ReverseBurst.reverse_calls(&first, 3);
+        let burst = Scenario::ReverseBurst.reverse_calls(&first, 3, &Profile::default());
         assert_eq!(burst.len(), 3);
         for (i, m) in burst.iter().enumerate() {
             let msg = Message::decode(m, &Profile::default()).unwrap();
@@ -455,15 +626,20 @@ mod tests {
             assert_eq!((c.xid, c.prog, c.vers, c.proc_), (xid, 0x4000_0123, 1, 0));
             assert!(Scenario::is_reverse_xid(xid));
         }
-        assert_eq!(Scenario::ReverseBurst.reverse_calls(&first, 1000).len(), MAX_REVERSE_BURST as usize);
-        let chunked = Scenario::ReverseChunks.reverse_calls(&first, 3);
+        assert_eq!(
+            Scenario::ReverseBurst.reverse_calls(&first, 1000, &Profile::default()).len(),
+            MAX_REVERSE_BURST as usize
+        );
+        let chunked = Scenario::ReverseChunks.reverse_calls(&first, 3, &Profile::default());
         let msg = Message::decode(&chunked[0], &Profile::default()).unwrap();
         let lists = msg.header.body.chunks().unwrap();
         assert_eq!((chunked.len(), lists.writes.chunks().count(), lists.reads.is_empty()), (1, 1, true));
-        assert!(Scenario::ShortReply.reverse_calls(&first, 3).is_empty());
+        assert!(Scenario::ShortReply.reverse_calls(&first, 3, &Profile::default()).is_empty());
         assert!(!Scenario::ReverseBurst.replaces_reply() && !Scenario::ReverseChunks.replaces_reply());
         // A forward reply as `first`: nothing to imitate.
-        assert!(Scenario::ReverseBurst.reverse_calls(&HeaderBuilder::msg(7, 8).encode_to_vec(), 3).is_empty());
+        assert!(Scenario::ReverseBurst
+            .reverse_calls(&HeaderBuilder::msg(7, 8).encode_to_vec(), 3, &Profile::default())
+            .is_empty());
     }
 
     #[test]
@@ -478,7 +654,7 @@ mod tests {
         let mut reply = HeaderBuilder::msg(0x1234_5678, 8).encode_to_vec();
         let header = reply.len();
         reply.extend_from_slice(&rpc);
-        let b = Scenario::Reply1024.rewrite(&reply);
+        let b = Scenario::Reply1024.rewrite(&reply, &Profile::default());
         assert_eq!(b.len(), INLINE_1024);
         // 28 + 24 + 4 + 4 + 12 bytes before the data: 1024 - 72 = 952 bytes of it kept.
         let word = |at: usize| u32::from_be_bytes([b[at], b[at + 1], b[at + 2], b[at + 3]]);
@@ -487,6 +663,6 @@ mod tests {
         assert_eq!(&b[..at], &reply[..at]);
         // A reply whose data went by write chunk (none inline) is left as it is.
         let short = HeaderBuilder::msg(1, 8).encode_to_vec();
-        assert_eq!(Scenario::Reply1024.rewrite(&short), short);
+        assert_eq!(Scenario::Reply1024.rewrite(&short, &Profile::default()), short);
     }
 }

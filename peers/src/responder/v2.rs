@@ -1,7 +1,8 @@
 //! Version Two (draft-cel-nfsv4-rpcrdma-version-two-01) in the reference responder:
-//! RDMA2_MSG / RDMA2_NOMSG served like Version One with a Version Two header, RDMA2_ERROR
-//! with the -01 codes, and the RDMA2_OPTIONAL operations of xcharext-02 and rtrext-03
-//! (profile defaults: rtrext opttypes 5..8, xcharext-02 ids, LSB-first subsets).
+//! RDMA2_MSG / RDMA2_NOMSG served like Version One with a Version Two header, RDMA2_ERROR,
+//! and the RDMA2_OPTIONAL operations of xcharext-02 and rtrext-03. The envelope, error
+//! numbering, rtrext opttypes, xcharext ids and subset bits follow the configured profile
+//! (defaults: the -01 envelope and codes, rtrext opttypes 5..8, xcharext-02 ids, LSB-first).
 //!
 //! A reply too long for the requester's receive buffers, to a call sent with ROPT_XMTREQ, goes
 //! in a transmission group (ROPT_XMTRESP, then ROPT_XMTCONTs) when the requester reserved
@@ -13,7 +14,6 @@
 
 use rpcrdma_codec::check::{Role, Violations};
 use rpcrdma_codec::chunk::{ChunkLists, Segment};
-use rpcrdma_codec::profile::Profile;
 use rpcrdma_codec::rtrext::{self, OpKind, OptrDetail, OptrErr, OptrInfo, XmsId, XmtCont, XmtResp};
 use rpcrdma_codec::v1;
 use rpcrdma_codec::v2::{Body, Chunks, ErrorBody, ErrorInfo, HeaderBuilder, Message, MsgType, OptInfo, Proc};
@@ -65,10 +65,6 @@ const V2_INLINE: usize = 4096;
 /// How `v2-negotiation-closes` and `v2-rbsiz-change-closes` end a session.
 const THRESHOLD_CHANGE: Stop = Stop::Unsupported("an inline threshold change (a fault closes the connection)");
 
-fn profile() -> Profile {
-    Profile::default()
-}
-
 /// Handles one Version Two message; Err means the connection is unusable.
 pub(crate) fn handle(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     if !s.v2.negotiated {
@@ -101,7 +97,7 @@ fn handle_one(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
     if s.config.faults.v2_inline_1024 && data.len() > 1024 {
         return Ok(());
     }
-    let p = profile();
+    let p = s.config.profile;
     let msg = match Message::decode(data, &p) {
         Ok(m) => m,
         Err(_) if s.config.faults.v2_undecodable_optional_answered && proc_ == Some(Proc::RDMA2_OPTIONAL.0) => {
@@ -112,6 +108,10 @@ fn handle_one(s: &mut Session<'_>, data: &[u8]) -> Result<(), Stop> {
         }
         Err(_) => {
             s.v2.group = None;
+            // -02 on: an rdma_proc not recognized is RDMA2_ERR_INVAL_PROC (wire notes 1.6).
+            if proc_.is_some_and(|p| !Proc(p).is_known()) {
+                return send_rejection(s, xid, ErrorBody::unknown_proc(p.v2_error_numbering));
+            }
             return send_bad_header(s, xid);
         }
     };
@@ -148,12 +148,13 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
     let xid = msg.header.xid;
     let nomsg = matches!(msg.header.body, Body::NoMsg(_));
     // The reply to the backward call of `v2-backward-call`: taken (no upper layer awaits it).
-    if c.direction == Some(MsgType::REPLY) && s.v2.backward == Some(xid) {
+    if c.direction.unwrap_or(MsgType::REPLY) == MsgType::REPLY && s.v2.backward == Some(xid) {
         s.v2.backward = None;
         return Ok(());
     }
     // Otherwise we make no backward-direction calls, so a REPLY answers nothing (v2-01 4.2.2).
-    if c.direction != Some(MsgType::CALL) || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
+    // The -00 envelope has no rdma_direction: every message but that reply is a call.
+    if c.direction.unwrap_or(MsgType::CALL) != MsgType::CALL || !rpcrdma_codec::v2::check(msg, Role::Call).is_empty() {
         return send_bad_header(s, xid);
     }
     let as_v1 = v1::Message {
@@ -173,7 +174,7 @@ fn serve(s: &mut Session<'_>, msg: &Message<'_>, c: Chunks<'_>) -> Result<(), St
         if !nomsg && scenario.targets_v2(msg.payload) && !s.played.swap(true, Ordering::SeqCst) {
             s.observe(Observed::Injected { scenario: scenario.name(), xid });
             s.v2.backward = Some(Scenario::BACKWARD_XID);
-            s.send(&Scenario::backward_call(), None)?;
+            s.send(&Scenario::backward_call(s.config.profile.v2_envelope), None)?;
         }
     }
     s.serve_call(xid, &c.lists, nomsg, msg.payload, Framing::V2)
@@ -195,51 +196,57 @@ pub(crate) fn reply_header(
     if framing == Framing::V2Xmt && reply.is_none() && writes.is_empty() {
         // rtrext-03 9.3: one transmission holding the whole payload stream.
         let op = rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count: 1, pslen: payload_len as u32 });
-        let opttype = OpKind::XmtResp.opttype(profile().rtrext_opttypes);
-        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op)).encode_to_vec();
+        let opttype = OpKind::XmtResp.opttype(s.config.profile.rtrext_opttypes);
+        return HeaderBuilder::optional(xid, credit, dir, opttype, OptInfo::Rtr(op))
+            .envelope(s.config.profile.v2_envelope)
+            .encode_to_vec();
     }
     let mut b = if nomsg { HeaderBuilder::nomsg(xid, credit, dir) } else { HeaderBuilder::msg(xid, credit, dir) };
     b = b.write_list(writes);
     if let Some(r) = reply {
         b = b.reply_chunk(r);
     }
-    b.encode_to_vec()
+    b.envelope(s.config.profile.v2_envelope).encode_to_vec()
 }
 
-/// RDMA2_ERROR with `body` (-01 numbering), echoing rdma_xid and rdma_vers 2.
+/// RDMA2_ERROR with `body` (numbered by the profile), echoing rdma_xid and rdma_vers 2.
 pub(crate) fn send_error(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), Stop> {
-    let e = ErrorInfo::new(body, p_numbering()).ok_or(Stop::Unsupported("an error code this numbering lacks"))?;
+    let e = ErrorInfo::new(body, s.config.profile.v2_error_numbering)
+        .ok_or(Stop::Unsupported("an error code this numbering lacks"))?;
     s.send(&HeaderBuilder::error(xid, s.grant(), e).encode_to_vec(), None)
 }
 
-fn p_numbering() -> rpcrdma_codec::profile::V2ErrorNumbering {
-    profile().v2_error_numbering
+/// RDMA2_ERR_BAD_HEADER: the Version Two ERR_CHUNK (v2-01 4.2.3); RDMA2_ERR_BAD_XDR, its
+/// successor, under the -02 and -04 numberings (wire notes 1.6).
+pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
+    send_rejection(s, xid, ErrorBody::unparsable(s.config.profile.v2_error_numbering))
 }
 
-/// RDMA2_ERR_BAD_HEADER: the Version Two ERR_CHUNK (v2-01 4.2.3).
-pub(crate) fn send_bad_header(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
+/// A header rejected with `body`, unless `v2-no-bad-header` keeps quiet.
+fn send_rejection(s: &mut Session<'_>, xid: u32, body: ErrorBody) -> Result<(), Stop> {
     if s.config.faults.v2_no_bad_header {
         return Ok(());
     }
-    send_error(s, xid, ErrorBody::BadHeader)
+    send_error(s, xid, body)
 }
 
 /// Sends an RDMA2_OPTIONAL with no payload; a responder sets rdma_optdir REPLY (v2-01 4.2.2).
 fn send_optional(s: &mut Session<'_>, xid: u32, info: OptInfo<'_>) -> Result<(), Stop> {
     let opttype = match &info {
         OptInfo::Xchar(op) => op.opttype(),
-        OptInfo::Rtr(op) => op.kind().opttype(profile().rtrext_opttypes),
+        OptInfo::Rtr(op) => op.kind().opttype(s.config.profile.rtrext_opttypes),
         OptInfo::Raw(_) => return Err(Stop::Unsupported("an optional operation of unknown opttype")),
     };
-    s.send(&HeaderBuilder::optional(xid, s.grant(), MsgType::REPLY, opttype, info).encode_to_vec(), None)
+    let b = HeaderBuilder::optional(xid, s.grant(), MsgType::REPLY, opttype, info);
+    s.send(&b.envelope(s.config.profile.v2_envelope).encode_to_vec(), None)
 }
 
 // ---------------------------------------------------------------------------------------------
 // xcharext-02
 
 fn xchar(s: &mut Session<'_>, xid: u32, op: xcharext::Op<'_>) -> Result<(), Stop> {
-    let ids = profile().property_ids;
-    let order = profile().subset_bit_order;
+    let ids = s.config.profile.property_ids;
+    let order = s.config.profile.subset_bit_order;
     let unknown = |c: &Result<Characteristic<'_>, _>| {
         matches!(c, Ok(Characteristic::Unknown { .. } | Characteristic::Experimental { .. }))
     };
@@ -309,7 +316,7 @@ fn answer_one_way(s: &mut Session<'_>, xid: u32) -> Result<(), Stop> {
     if !s.config.faults.v2_initxch_answered {
         return Ok(());
     }
-    let order = profile().subset_bit_order;
+    let order = s.config.profile.subset_bit_order;
     let empty = XcharSubset::new(&[], order);
     let resp = RespXch { done: empty, rej: empty, pend: empty };
     send_optional(s, xid, OptInfo::Xchar(xcharext::Op::RespXch(resp)))
@@ -372,7 +379,8 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
     match op {
         rtrext::Op::XmtReq(q) => {
             // Data placement is not implemented; a request must carry a payload (CALL).
-            if !q.dp.is_empty() || q.count == 0 || dir != Some(MsgType::CALL) {
+            // (-00 has no rdma_optdir: a request is a call.)
+            if !q.dp.is_empty() || q.count == 0 || dir.unwrap_or(MsgType::CALL) != MsgType::CALL {
                 return send_bad_header(s, xid);
             }
             let bad = XmsId { xid, dir: MsgType::CALL, seq: 0 };
@@ -420,7 +428,7 @@ fn rtr(s: &mut Session<'_>, msg: &Message<'_>, dir: Option<MsgType>, op: rtrext:
 /// One transmission of a reply group: its header (ROPT_XMTRESP for number 0, else
 /// ROPT_XMTCONT) with rdma_optdir REPLY (v2-01 4.2.2), then `part`.
 fn transmission(s: &Session<'_>, xid: u32, xnum: u32, count: u32, part: &[u8]) -> Vec<u8> {
-    let types = profile().rtrext_opttypes;
+    let types = s.config.profile.rtrext_opttypes;
     let pslen = part.len() as u32;
     let op = if xnum == 0 {
         rtrext::Op::XmtResp(XmtResp { dp: Array::empty(), count, pslen })
@@ -430,7 +438,8 @@ fn transmission(s: &Session<'_>, xid: u32, xnum: u32, count: u32, part: &[u8]) -
     };
     let dir = if s.config.faults.v2_wrong_direction { MsgType::CALL } else { MsgType::REPLY };
     let opttype = op.kind().opttype(types);
-    let mut msg = HeaderBuilder::optional(xid, s.grant(), dir, opttype, OptInfo::Rtr(op)).encode_to_vec();
+    let b = HeaderBuilder::optional(xid, s.grant(), dir, opttype, OptInfo::Rtr(op));
+    let mut msg = b.envelope(s.config.profile.v2_envelope).encode_to_vec();
     msg.extend_from_slice(part);
     msg
 }

@@ -5,6 +5,8 @@
 //! verbs transport in the harness.
 
 pub mod emulated;
+#[doc(hidden)]
+pub mod forward;
 
 use std::fmt;
 use std::time::Instant;

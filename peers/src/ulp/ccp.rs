@@ -83,7 +83,8 @@ impl Programs {
         self
     }
 
-    /// The reference responder's programs: NFSv3 and NFSv4 over a fresh tree, and CCP.
+    /// The reference responder's programs: NFSv3 and NFSv4 over a fresh tree, NFSACL's NULL
+    /// ([`super::NfsAclServer`]), and CCP.
     pub fn reference(ccp: CcpServer) -> Self {
         Programs::reference_with(ccp, super::NfsServer::new())
     }
@@ -92,6 +93,7 @@ impl Programs {
     pub fn reference_with(ccp: CcpServer, nfs: super::NfsServer) -> Self {
         Programs::new()
             .with(crate::proto::nfs3::NFS_PROGRAM, Box::new(nfs))
+            .with(super::NFSACL_PROGRAM, Box::new(super::NfsAclServer))
             .with(rpcrdma_codec::ccp::PROGRAM, Box::new(ccp))
     }
 }
@@ -151,5 +153,9 @@ mod tests {
         assert!(matches!(p.call(100003, 3, 0, &[]), UlpOutcome::Success(_)));
         assert!(matches!(p.call(100417, 1, 0, &[]), UlpOutcome::Success(_)));
         assert_eq!(p.call(100005, 3, 0, &[]), UlpOutcome::ProgUnavail);
+        // NFSACL: NULL of version 3 only (a client binds the program on it), SETACL refused.
+        assert!(matches!(p.call(100227, 3, 0, &[]), UlpOutcome::Success(_)));
+        assert_eq!(p.call(100227, 3, 2, &[0; 8]), UlpOutcome::ProgUnavail);
+        assert_eq!(p.call(100227, 2, 0, &[]), UlpOutcome::ProgMismatch { low: 3, high: 3 });
     }
 }

@@ -15,6 +15,7 @@ pub mod nfs3;
 pub mod nfs4;
 pub mod nfs41;
 pub mod tree;
+mod xdr;
 
 pub use ccp::{CcpServer, Programs};
 pub use nfs3::Nfs3Server;
@@ -128,6 +129,31 @@ pub trait UpperLayer: Send {
     /// A reverse-direction reply arrived on this connection: the whole RPC reply message
     /// (RFC 8167 5.2). Replies to calls the upper layer never made are its to ignore.
     fn reverse_reply(&mut self, _msg: &[u8]) {}
+}
+
+/// The NFSACL program (RFC 8267 5.2; no data item in it is DDP-eligible).
+pub const NFSACL_PROGRAM: u32 = 100227;
+
+/// The NFSACL version that goes with NFSv3.
+pub const NFSACL_V3: u32 = 3;
+
+/// NFSACL version 3 with only NULL served: a Linux client binds the program on the NFS
+/// connection when NULL is answered (`rpc_bind_new_program()` pings it, from
+/// `nfs_init_server_aclclient()`), so it sends its ACL procedures, a SETACL of a large ACL as a
+/// long call (RFC 8166 3.5.3). Those procedures get PROG_UNAVAIL, on which that client stops
+/// using the program for the mount (`nfs3_get_acl()`, `__nfs3_proc_setacls()`), so a listing
+/// costs one GETACL, not one a file.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct NfsAclServer;
+
+impl UpperLayer for NfsAclServer {
+    fn call(&mut self, _prog: u32, vers: u32, proc_: u32, _args: &[u8]) -> UlpOutcome {
+        match (vers, proc_) {
+            (NFSACL_V3, 0) => UlpOutcome::Success(UlpResults::default()),
+            (NFSACL_V3, _) => UlpOutcome::ProgUnavail,
+            _ => UlpOutcome::ProgMismatch { low: NFSACL_V3, high: NFSACL_V3 },
+        }
+    }
 }
 
 /// Answers procedure 0 (NULL) of any program and version with empty results; any other

@@ -16,12 +16,13 @@
 
 use std::sync::{Arc, Mutex};
 
-use rpcrdma_codec::xdr::{pad4, Reader};
+use rpcrdma_codec::xdr::Reader;
 
 use super::nfs3::{Nfs3Server, MAX_READ};
 use super::nfs41;
 use super::tree::{NodeId, Tree};
-use super::{LaterItem, UlpOutcome, UlpResults, UpperLayer};
+use super::xdr::{put, put_opaque, Builder};
+use super::{UlpOutcome, UlpResults, UpperLayer};
 use crate::proto::nfs3::NFS_V3;
 use crate::proto::nfs4::*;
 
@@ -143,53 +144,6 @@ fn eligible_arg_at(args: &[u8], offset: usize) -> Option<bool> {
         }
     }
     None
-}
-
-/// Appends an XDR unsigned int.
-pub(super) fn put(v: &mut Vec<u8>, x: u32) {
-    v.extend_from_slice(&x.to_be_bytes());
-}
-
-/// Appends an XDR variable-length opaque.
-pub(super) fn put_opaque(v: &mut Vec<u8>, b: &[u8]) {
-    put(v, b.len() as u32);
-    v.extend_from_slice(b);
-    v.resize(v.len() + pad4(b.len()), 0);
-}
-
-/// COMPOUND4res being built: the inline bytes between DDP-eligible items, and the items.
-#[derive(Default)]
-pub(super) struct Builder {
-    /// `inline[k]` precedes `items[k]`; the last entry follows the last item.
-    inline: Vec<Vec<u8>>,
-    items: Vec<Vec<u8>>,
-}
-
-impl Builder {
-    pub(super) fn bytes(&mut self) -> &mut Vec<u8> {
-        if self.inline.len() == self.items.len() {
-            self.inline.push(Vec::new());
-        }
-        self.inline.last_mut().expect("pushed")
-    }
-
-    /// An item after its length word, which the caller put inline.
-    pub(super) fn item(&mut self, data: &[u8]) {
-        self.bytes();
-        self.items.push(data.to_vec());
-    }
-
-    /// The results, `prefix` (COMPOUND4res's status, tag and count) first.
-    pub(super) fn finish(mut self, prefix: Vec<u8>) -> UlpResults {
-        self.bytes();
-        let mut inline = self.inline.into_iter();
-        let mut items = self.items.into_iter();
-        let head = [prefix, inline.next().unwrap_or_default()].concat();
-        let ddp = items.next();
-        let tail = inline.next().unwrap_or_default();
-        let more = items.zip(inline).map(|(data, tail)| LaterItem { data, tail }).collect();
-        UlpResults { head, ddp, tail, more }
-    }
 }
 
 /// COMPOUND (RFC 7530 16.2): the operations in order until the first that fails.

@@ -8,7 +8,7 @@ use rpcrdma_codec::ccp::{ConfigRdmaReply, CONF_RDMA, PROGRAM, VERSION};
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_peers::responder::Scenario;
 
-use super::{ClientCheck, Seen, Served};
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;

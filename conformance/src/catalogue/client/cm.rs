@@ -5,10 +5,11 @@
 //! 3.3.3), and a call larger than that sent inline shows it used our sizes.
 
 use rpcrdma_codec::private_data::{self, Lookup};
-use rpcrdma_codec::Profile;
+use rpcrdma_codec::v1::Proc;
 use rpcrdma_peers::responder::Scenario;
 
-use super::{ClientCheck, Seen, Served};
+use super::calls::plural;
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// RFC 8166 3.3.3: the inline threshold assumed without a mechanism to learn it.
@@ -49,13 +50,11 @@ fn within_default(served: &[&Served<'_>], want: &str) -> Judged {
         return Err(Verdict::unsupported(want, "no call was observed"));
     }
     if whole <= DEFAULT_THRESHOLD as u64 {
-        let got = format!("{n} {}, none over {DEFAULT_THRESHOLD} bytes in all (the largest {whole}): the requester had nothing it could have sent inline beyond the threshold", super::plural(n, "call"));
+        let got = format!("{n} {}, none over {DEFAULT_THRESHOLD} bytes in all (the largest {whole}): the requester had nothing it could have sent inline beyond the threshold", plural(n, "call"));
         return Err(Verdict::inconclusive(want, got));
     }
-    let got = format!(
-        "{n} {}, the largest Send {largest} bytes (the largest call {whole} bytes in all)",
-        super::plural(n, "call")
-    );
+    let got =
+        format!("{n} {}, the largest Send {largest} bytes (the largest call {whole} bytes in all)", plural(n, "call"));
     Ok(Verdict::pass(want, got))
 }
 
@@ -86,7 +85,7 @@ fn reserved_bits_ignored(served: &[Served<'_>]) -> Judged {
     let want =
         "with our reserved bits set, our sizes used as if they were clear, and the requester's own reserved bits zero";
     for (i, s) in served.iter().enumerate() {
-        if let Ok(Lookup::Found { data, .. }) = private_data::find(&s.conn.private_data, &Profile::default()) {
+        if let Ok(Lookup::Found { data, .. }) = private_data::find(&s.conn.private_data, &s.profile) {
             if data.reserved != 0 {
                 let got = format!("connection {i}: the requester's own reserved bits {:#04x}", data.reserved);
                 return Err(Verdict::fail(want, got));
@@ -99,7 +98,10 @@ fn reserved_bits_ignored(served: &[Served<'_>]) -> Judged {
         }
     }
     let all: Vec<&Served<'_>> = served.iter().collect();
-    let inline = sends(&all).filter(|(_, f)| f.fixed().is_some_and(|h| h.proc_ == 0)).map(|(len, _)| len).max();
+    let inline = sends(&all)
+        .filter(|(_, f)| f.fixed().is_some_and(|h| Proc(h.proc_) == Proc::RDMA_MSG))
+        .map(|(len, _)| len)
+        .max();
     match inline {
         None => Err(Verdict::unsupported(want, "no call was observed")),
         Some(len) if len > DEFAULT_THRESHOLD => {

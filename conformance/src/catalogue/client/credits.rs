@@ -8,7 +8,8 @@ use rpcrdma_peers::responder::script::HUGE_GRANT;
 use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::WcStatus;
 
-use super::{ClientCheck, Seen, Served};
+use super::calls::plural;
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// What happened on the scenario's connections after the injected reply.
@@ -34,7 +35,7 @@ fn after_injection(served: &[Served<'_>]) -> After {
                     a.injected = true;
                 }
                 // Only messages that expect a reply count as requests.
-                Seen::Call(f) if f.fixed().is_some_and(|h| h.proc_ <= 1) => {
+                Seen::Call(f) if f.carries_rpc_message() => {
                     outstanding += 1;
                     if started {
                         a.calls += 1;
@@ -74,7 +75,7 @@ fn nothing_beyond_zero_grant(served: &[Served<'_>]) -> Judged {
         let got = format!(
             "{} {} sent on the connection after every reply granted 0 credits (at most {} outstanding)",
             a.calls,
-            super::plural(a.calls, "call"),
+            plural(a.calls, "call"),
             a.worst
         );
         return Err(Verdict::fail(want, got));
@@ -89,7 +90,7 @@ fn nothing_beyond_zero_grant(served: &[Served<'_>]) -> Judged {
         want,
         format!(
             "no call on the connection after the grant of 0; {elsewhere} {} followed on new connections",
-            super::plural(elsewhere, "call")
+            plural(elsewhere, "call")
         ),
     ))
 }
@@ -116,14 +117,14 @@ fn receives_for_expected_replies(served: &[Served<'_>]) -> Judged {
         let got = format!(
             "{} {} after a grant of {HUGE_GRANT}, never more than one outstanding: no reply could have met a requester short of receives",
             a.calls,
-            super::plural(a.calls, "call")
+            plural(a.calls, "call")
         );
         return Err(Verdict::inconclusive(want, got));
     }
     let got = format!(
         "{} {} after a grant of {HUGE_GRANT}, at most {} outstanding, each reply found a receive posted",
         a.calls,
-        super::plural(a.calls, "call"),
+        plural(a.calls, "call"),
         a.worst
     );
     Ok(Verdict::pass(want, got))

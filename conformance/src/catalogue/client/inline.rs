@@ -5,7 +5,8 @@
 use rpcrdma_peers::responder::script::INLINE_1024;
 use rpcrdma_peers::responder::Scenario;
 
-use super::{ClientCheck, Seen, Served};
+use super::calls::plural;
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// Whether the 1024-byte reply was taken: the call not sent again, other calls following.
@@ -52,7 +53,7 @@ fn reply_at_1024_taken(served: &[Served<'_>]) -> Judged {
     }
     let got = format!(
         "the 1024-byte reply to {xid:#010x} was taken: {others} other {} followed, none sending it again",
-        super::plural(others, "call")
+        plural(others, "call")
     );
     Ok(Verdict::pass(want, got))
 }

@@ -7,7 +7,7 @@
 use rpcrdma_peers::responder::Scenario;
 
 use super::scenarios::injected_message_discarded;
-use super::ClientCheck;
+use super::served::ClientCheck;
 use crate::engine::{CheckInfo, Outcome};
 
 const RATIONALE: &str = "A reply that claims more than the requester offered says data landed where none could: a requester that passes it up hands the RPC layer lengths its memory does not back; one that discards it sends the call again after its timeout.";

@@ -9,6 +9,7 @@
 //! connections of one `serve` scenario ([`Scenario`]): a reply the responder replaced on
 //! purpose, its CM private data, or its CCP limits. [`all`] lists both.
 
+mod calls;
 pub mod ccp;
 pub mod cm;
 pub mod credits;
@@ -21,44 +22,22 @@ mod served;
 pub mod sizing;
 pub mod v2;
 
-pub use served::{transcript, Seen, Served};
+pub use served::{transcript, ClientCheck, Seen, Served};
+
+use calls::{calls, is_reverse_answer, is_reverse_call, nfs3_call, plural, read_count, reverse_xids};
 
 use std::time::Duration;
 
 use rpcrdma_codec::check::{rules, Rule};
 use rpcrdma_codec::private_data::{self, Lookup};
-use rpcrdma_codec::xdr::Reader;
 use rpcrdma_codec::Profile;
 
 use rpcrdma_peers::observe::ObservedConnection;
-use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_READDIRPLUS, NFS_PROGRAM};
+use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_READDIR, NFSPROC3_READDIRPLUS};
 use rpcrdma_peers::responder::Scenario;
 
 use crate::engine::{CheckInfo, CheckResult, Judged, Outcome, Verdict};
-use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
-use crate::frame::Frame;
-
-/// A check over observed requester behaviour.
-#[derive(Debug, Clone, Copy)]
-pub struct ClientCheck {
-    pub info: CheckInfo,
-    /// The scenario the responder plays for it (none: it judges every connection as served).
-    pub scenario: Option<Scenario>,
-    pub judge: fn(&[Served<'_>]) -> Judged,
-}
-
-/// Calls the requester sent, with their connection: its answers to our reverse-direction
-/// calls (RFC 8167) left out.
-pub(super) fn calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a Served<'a>, &'a Frame)> {
-    served.iter().flat_map(|s| {
-        let reverse = reverse::reverse_xids(s);
-        s.events.iter().filter_map(move |(_, e)| match e {
-            Seen::Call(f) if !reverse::is_reverse_answer(f, &reverse) => Some((s, f)),
-            _ => None,
-        })
-    })
-}
 
 fn private_data_valid(served: &[Served<'_>]) -> Judged {
     let want = "RFC 8797 private data, version 1, reserved bits zero, on every connection";
@@ -66,7 +45,7 @@ fn private_data_valid(served: &[Served<'_>]) -> Judged {
         return Err(Verdict::unsupported(want, "no connection was made"));
     }
     for (i, s) in served.iter().enumerate() {
-        match private_data::find(&s.conn.private_data, &Profile::default()) {
+        match private_data::find(&s.conn.private_data, &s.profile) {
             Ok(Lookup::Found { data, .. }) if data.reserved == 0 => {}
             Ok(Lookup::Found { data, .. }) => {
                 return Err(Verdict::fail(want, format!("connection {i}: reserved bits {:#04x}", data.reserved)))
@@ -81,14 +60,6 @@ fn private_data_valid(served: &[Served<'_>]) -> Judged {
         }
     }
     Ok(Verdict::pass(want, format!("{} {} with valid private data", served.len(), plural(served.len(), "connection"))))
-}
-
-fn plural(n: usize, word: &str) -> String {
-    if n == 1 {
-        word.to_string()
-    } else {
-        format!("{word}s")
-    }
 }
 
 /// Every call that breaks one of `broken` (RFC 8166 semantic rules for a requester).
@@ -138,8 +109,14 @@ fn nomsg_carries_payload(served: &[Served<'_>]) -> Judged {
             }
         }
     }
+    // The precondition: an RDMA_NOMSG call, which a requester sends for a call too long for
+    // inline with nothing DDP-eligible in it (RFC 8166 3.5.3; xprtrdma's rpcrdma_marshal_req()
+    // does). Without one the workload gave no chance, whatever the requester supports.
     if n == 0 {
-        return Err(Verdict::unsupported(want, "no RDMA_NOMSG call was observed"));
+        return Err(Verdict::inconclusive(
+            want,
+            "no RDMA_NOMSG call was observed: no call too long for inline without DDP-eligible data was sent",
+        ));
     }
     Ok(Verdict::pass(want, format!("{n} long calls, each with a position-zero chunk")))
 }
@@ -155,13 +132,13 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
         // A scenario's reply may grant more than the responder's configured grant.
         let (mut outstanding, mut grant) = (0usize, s.conn.grant);
         // The reverse direction's calls and replies are accounted apart (RFC 8167 4.1).
-        let reverse = reverse::reverse_xids(s);
+        let reverse = reverse_xids(s);
         for (_, e) in &s.events {
             match e {
-                Seen::Call(f) if reverse::is_reverse_answer(f, &reverse) => {}
-                Seen::Reply(f) if reverse::is_reverse_call(f) => {}
+                Seen::Call(f) if is_reverse_answer(f, &reverse) => {}
+                Seen::Reply(f) if is_reverse_call(f) => {}
                 // Only messages that expect a reply count as requests.
-                Seen::Call(f) if f.fixed().is_some_and(|x| x.proc_ <= 1) => {
+                Seen::Call(f) if f.carries_rpc_message() => {
                     outstanding += 1;
                     if outstanding > worst {
                         (worst, worst_grant) = (outstanding, grant);
@@ -211,24 +188,6 @@ fn inline_within_threshold(served: &[Served<'_>]) -> Judged {
     }
 }
 
-/// The NFSv3 call a frame carries: its procedure and arguments.
-pub(super) fn nfs3_call(f: &Frame) -> Option<(u32, &[u8])> {
-    match f.rpc.as_ref()?.as_ref().ok()? {
-        r @ crate::frame::Rpc { kind: RpcKind::Call { prog: NFS_PROGRAM, vers: 3, proc_ }, .. } => {
-            Some((*proc_, f.slice(r.body.clone())))
-        }
-        _ => None,
-    }
-}
-
-/// The READ3args count of an NFSv3 READ call's arguments.
-pub(super) fn read_count(args: &[u8]) -> Option<u32> {
-    let mut r = Reader::new(args);
-    r.opaque("file", 64).ok()?;
-    r.u64("offset").ok()?;
-    r.u32("count").ok()
-}
-
 fn write_chunk_no_pad_space(served: &[Served<'_>]) -> Judged {
     let want = "write chunks for READ no longer than the count requested (no space for the XDR pad)";
     let mut n = 0;
@@ -262,7 +221,7 @@ fn reply_chunk_when_needed(served: &[Served<'_>]) -> Judged {
         };
         // READDIR3args ends with count and READDIRPLUS3args with maxcount: the largest reply
         // (RFC 1813 3.3.16, 3.3.17).
-        let params = private_data::effective(&s.conn.private_data, &Profile::default()).params;
+        let params = private_data::effective(&s.conn.private_data, &s.profile).params;
         let threshold = params.receive_size().min(4096);
         let big = match proc_ {
             NFSPROC3_READDIR | NFSPROC3_READDIRPLUS => args
@@ -346,7 +305,7 @@ pub static CHECKS: [ClientCheck; 9] = [
             rationale: "Without it the responder has no call to process.",
             groups: &["client", "read-chunks"],
             broken_by: &[("nomsg-without-payload", Outcome::Fail)],
-            precondition: None,
+            precondition: Some("an RDMA_NOMSG call: a call too long for inline with no DDP-eligible data (a long call, RFC 8166 3.5.3)"),
         },
         scenario: None,
         judge: nomsg_carries_payload,
@@ -433,16 +392,17 @@ pub fn scenarios_of<'a>(checks: impl IntoIterator<Item = &'a ClientCheck>) -> Ve
 }
 
 /// Judges the observations with every client check (see [`judge`]).
-pub fn judge_all(conns: &[ObservedConnection]) -> Vec<CheckResult> {
-    judge(&all().collect::<Vec<_>>(), conns)
+pub fn judge_all(conns: &[ObservedConnection], profile: &Profile) -> Vec<CheckResult> {
+    judge(&all().collect::<Vec<_>>(), conns, profile)
 }
 
 /// Judges the observations with `checks`: a passive check sees every connection, an active
 /// one the connections its scenario was played on; the Version Two checks ([`v2`]) see only
 /// the connections that began in Version Two, the others only the rest. The transcript of
-/// each result is the conversation that check saw (from the responder's side).
-pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection]) -> Vec<CheckResult> {
-    let served: Vec<Served<'_>> = conns.iter().map(Served::of).collect();
+/// each result is the conversation that check saw (from the responder's side). Every
+/// message is decoded under the run's `profile`.
+pub fn judge(checks: &[&'static ClientCheck], conns: &[ObservedConnection], profile: &Profile) -> Vec<CheckResult> {
+    let served: Vec<Served<'_>> = conns.iter().map(|c| Served::of(c, profile)).collect();
     checks
         .iter()
         .map(|c| {

@@ -7,7 +7,8 @@
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_WRITE};
 
-use super::{calls, nfs3_call, ClientCheck, Served};
+use super::calls::{calls, nfs3_call};
+use super::served::{ClientCheck, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// NFSPROC3_READLINK and NFSPROC3_SYMLINK (RFC 1813 3.3.5, 3.3.10).
@@ -87,8 +88,13 @@ fn long_call_padded(served: &[Served<'_>]) -> Judged {
             return Err(Verdict::fail(want, format!("a {length}-byte position-zero chunk: {f}")));
         }
     }
+    // The precondition: a long call (RFC 8166 3.5.3), one too long for inline with no
+    // DDP-eligible data; without one the workload gave no chance.
     if n == 0 {
-        return Err(Verdict::unsupported(want, "no call with a position-zero read chunk was observed"));
+        return Err(Verdict::inconclusive(
+            want,
+            "no call with a position-zero read chunk was observed: no call too long for inline without DDP-eligible data was sent",
+        ));
     }
     Ok(Verdict::pass(want, format!("{n} position-zero chunks, each a multiple of four long")))
 }
@@ -163,7 +169,7 @@ pub static CHECKS: [ClientCheck; 5] = [
             rationale: "An RPC message is a whole number of XDR words: a chunk without its last pad is cut short, and the responder's decoding fails.",
             groups: &["client", "read-chunks", "padding"],
             broken_by: &[("long-call-unpadded", Outcome::Fail)],
-            precondition: None,
+            precondition: Some("a call with a position-zero read chunk: a call too long for inline with no DDP-eligible data (a long call, RFC 8166 3.5.3)"),
         },
         scenario: None,
         judge: long_call_padded,

@@ -10,19 +10,18 @@
 //! 4.3.1), and `reverse-chunks` one CB_NULL with a write list (5.3). A requester that never got
 //! a reverse-direction call (NFSv3, NFSv4.0, or no back channel offered) is inconclusive.
 
-use std::collections::HashSet;
-
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::v1::ErrorCode;
 use rpcrdma_codec::xdr::Reader;
-use rpcrdma_codec::Profile;
 use rpcrdma_peers::proto::nfs41::{
     compound_res, ChannelAttrs, Delegation, Op, Res, Stateid, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, OP_OPEN,
 };
 use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::WcStatus;
 
-use super::{plural, ClientCheck, Seen, Served};
+use super::calls::{calls, is_forward_call, plural};
+pub use super::calls::{is_reverse_answer, is_reverse_call, reverse_xids};
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v1::Body;
@@ -31,39 +30,6 @@ use crate::frame::Frame;
 /// The precondition of every check here.
 const A_REVERSE_CALL: &str =
     "a reverse-direction call of ours on the requester's connection (it offered a back channel: NFSv4.1 or later)";
-
-/// Whether a message we sent is a reverse-direction call: its RPC message is a CALL.
-pub fn is_reverse_call(f: &Frame) -> bool {
-    matches!(f.rpc.as_ref(), Some(Ok(r)) if matches!(r.kind, RpcKind::Call { .. }))
-}
-
-/// The XIDs of our reverse-direction calls on a connection.
-pub fn reverse_xids(s: &Served<'_>) -> HashSet<u32> {
-    s.events
-        .iter()
-        .filter_map(|(_, e)| match e {
-            Seen::Reply(f) if is_reverse_call(f) => f.rpc.as_ref()?.as_ref().ok().map(|r| r.xid),
-            _ => None,
-        })
-        .collect()
-}
-
-/// Whether a message the requester sent is a forward-direction call: an RPC call decodes
-/// from it (RFC 8167 2.4.1: it may carry the XID of one of our reverse-direction calls).
-fn is_forward_call(f: &Frame) -> bool {
-    matches!(f.rpc.as_ref(), Some(Ok(r)) if matches!(r.kind, RpcKind::Call { .. }))
-}
-
-/// Whether a message the requester sent answers one of our reverse-direction calls (`xids`):
-/// no forward call, it carries an RPC reply, or its rdma_xid (or RPC XID) is one of theirs.
-/// Such messages are no forward-direction calls: the forward checks leave them out.
-pub fn is_reverse_answer(f: &Frame, xids: &HashSet<u32>) -> bool {
-    let rpc = f.rpc.as_ref().and_then(|r| r.as_ref().ok());
-    !is_forward_call(f)
-        && (rpc.is_some_and(|r| xids.contains(&r.xid))
-            || f.fixed().is_some_and(|h| xids.contains(&h.xid))
-            || rpc.is_some())
-}
 
 /// One reverse-direction call of ours and what became of it.
 struct Exchange<'a> {
@@ -402,7 +368,7 @@ fn compound_ops(f: &Frame) -> Vec<Op> {
 fn back_channel_fits(served: &[Served<'_>]) -> Judged {
     let want = "a back channel ca_maxrequestsize within our inline threshold toward the requester, or Long Calls taken";
     let offered = served.iter().find_map(|s| {
-        let back = super::calls(std::slice::from_ref(s))
+        let back = calls(std::slice::from_ref(s))
             .filter_map(|(_, f)| create_session(f))
             .find(|(flags, _)| flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN != 0)?;
         Some((s, back.1))
@@ -415,7 +381,7 @@ fn back_channel_fits(served: &[Served<'_>]) -> Judged {
     };
     // Our calls reach the requester's receives: the receive size its private data advertises,
     // or 1024 without one (RFC 8797 5.1; RFC 8167 4.2: the forward reply threshold).
-    let threshold = private_data::effective(&s.conn.private_data, &Profile::default()).params.receive_size();
+    let threshold = private_data::effective(&s.conn.private_data, &s.profile).params.receive_size();
     let size = back.maxrequestsize;
     if size <= threshold {
         return Ok(Verdict::pass(

@@ -13,7 +13,8 @@
 
 use rpcrdma_peers::responder::Scenario;
 
-use super::{ClientCheck, Seen, Served};
+use super::calls::plural;
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 
 /// Whether the call whose reply the scenario replaced was sent again afterwards.
@@ -48,7 +49,7 @@ pub(super) fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
     if !closed {
         let got = format!(
             "the call {xid:#010x} was not sent again before the observation ended ({others} other {} followed)",
-            super::plural(others, "call")
+            plural(others, "call")
         );
         return Err(Verdict::inconclusive(want, got));
     }
@@ -59,7 +60,7 @@ pub(super) fn injected_message_discarded(served: &[Served<'_>]) -> Judged {
     }
     let got = format!(
         "the call {xid:#010x} was never sent again: the requester went on with {others} other {} and closed the connection, taking the injected message as its answer",
-        super::plural(others, "call")
+        plural(others, "call")
     );
     Err(Verdict::fail(want, got))
 }
@@ -82,7 +83,7 @@ fn within_shrunk_grant(served: &[Served<'_>]) -> Judged {
                     outstanding = outstanding.saturating_sub(1);
                 }
                 // Only messages that expect a reply count as requests.
-                Seen::Call(f) if started && f.fixed().is_some_and(|x| x.proc_ <= 1) => {
+                Seen::Call(f) if started && f.carries_rpc_message() => {
                     calls += 1;
                     outstanding += 1;
                     worst = worst.max(outstanding);

@@ -4,12 +4,23 @@
 use std::time::Duration;
 
 use rpcrdma_codec::check::Role;
+use rpcrdma_codec::Profile;
 use rpcrdma_peers::observe::{Observed, ObservedConnection, WireNote};
+use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::{RemoteOp, WcStatus};
 
 use crate::engine::ctx::hex;
-use crate::engine::{CmExchange, Direction, RdmaOp, TranscriptEntry, Wire};
+use crate::engine::{CheckInfo, CmExchange, Direction, Judged, RdmaOp, TranscriptEntry, Wire};
 use crate::frame::Frame;
+
+/// A check over observed requester behaviour.
+#[derive(Debug, Clone, Copy)]
+pub struct ClientCheck {
+    pub info: CheckInfo,
+    /// The scenario the responder plays for it (none: it judges every connection as served).
+    pub scenario: Option<Scenario>,
+    pub judge: fn(&[Served<'_>]) -> Judged,
+}
 
 /// One thing that happened on a served connection, decoded.
 #[derive(Debug, Clone)]
@@ -42,18 +53,20 @@ pub enum Seen {
 pub struct Served<'o> {
     pub conn: &'o ObservedConnection,
     pub events: Vec<(Duration, Seen)>,
+    /// The run's spec choices, under which the events were decoded and the private data is read.
+    pub profile: Profile,
 }
 
 impl<'o> Served<'o> {
-    /// Decodes every message of `conn` once.
-    pub fn of(conn: &'o ObservedConnection) -> Self {
+    /// Decodes every message of `conn` once, under the run's `profile`.
+    pub fn of(conn: &'o ObservedConnection, profile: &Profile) -> Self {
         let events = conn
             .events
             .iter()
             .map(|(at, e)| {
                 let seen = match e {
-                    Observed::FromRequester(b) => Seen::Call(Frame::decode(b.clone(), None, Role::Call)),
-                    Observed::ToRequester(b) => Seen::Reply(Frame::decode(b.clone(), None, Role::Reply)),
+                    Observed::FromRequester(b) => Seen::Call(Frame::decode(b.clone(), None, Role::Call, profile)),
+                    Observed::ToRequester(b) => Seen::Reply(Frame::decode(b.clone(), None, Role::Reply, profile)),
                     Observed::ReceiveFailed(s) => Seen::ReceiveFailed(*s),
                     Observed::Closed => Seen::Closed,
                     Observed::Stopped(why) => Seen::Stopped(why.clone()),
@@ -66,7 +79,7 @@ impl<'o> Served<'o> {
                 (*at, seen)
             })
             .collect();
-        Served { conn, events }
+        Served { conn, events, profile: *profile }
     }
 }
 

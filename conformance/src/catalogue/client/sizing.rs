@@ -5,7 +5,8 @@
 
 use rpcrdma_peers::proto::nfs3::{NFSPROC3_READ, NFSPROC3_WRITE};
 
-use super::{calls, nfs3_call, read_count, ClientCheck, Seen, Served};
+use super::calls::{calls, nfs3_call, read_count};
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 use crate::frame::v1::Chunks;
 

@@ -5,11 +5,14 @@
 //! One is active: in `v2-backward-call` the responder calls the requester (backward direction)
 //! before its reply to the first NFSv3 READ sent inline, and the check judges the answer.
 
+use rpcrdma_codec::profile::V2Envelope;
 use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
 use rpcrdma_codec::v2::{MsgType, Proc, VERSION};
+use rpcrdma_codec::xcharext;
 use rpcrdma_peers::responder::Scenario;
 
-use super::{plural, ClientCheck, Seen, Served};
+use super::calls::{calls, plural};
+use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
 use crate::frame::v2::Body;
@@ -45,7 +48,7 @@ fn any_v2(served: &[Served<'_>], want: &str) -> Result<(), Verdict> {
 
 /// The requester's Version Two messages.
 fn v2_calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a Served<'a>, &'a Frame)> {
-    super::calls(served).filter(|(_, f)| f.fixed().is_some_and(|h| h.vers == VERSION))
+    calls(served).filter(|(_, f)| f.fixed().is_some_and(|h| h.vers == VERSION))
 }
 
 /// Whether the call was a Version Two header decoded with `proc_`.
@@ -125,9 +128,19 @@ fn error_without_payload(served: &[Served<'_>]) -> Judged {
     Ok(Verdict::pass(want, format!("{n} Version Two {} observed", plural(n, "message"))))
 }
 
+/// Ends a check of rdma_direction or rdma_optdir unsupported under the -00 envelope, which
+/// has neither field.
+fn direction_fields(served: &[Served<'_>], want: &str) -> Result<(), Verdict> {
+    if served.iter().any(|s| s.profile.v2_envelope == V2Envelope::Draft00) {
+        return Err(Verdict::unsupported(want, "the -00 envelope (v2-00) has no rdma_direction or rdma_optdir"));
+    }
+    Ok(())
+}
+
 fn direction_is_msg_type(served: &[Served<'_>]) -> Judged {
     let want = "rdma_direction of every RDMA2_MSG equal to the msg_type of the RPC message it carries";
     any_v2(served, want)?;
+    direction_fields(served, want)?;
     let mut n = 0;
     for (_, f) in v2_calls(served) {
         let (Some(h), Some(Ok(rpc))) = (f.v2(), f.rpc.as_ref()) else { continue };
@@ -148,6 +161,7 @@ fn direction_is_msg_type(served: &[Served<'_>]) -> Judged {
 fn optional_without_payload_is_call(served: &[Served<'_>]) -> Judged {
     let want = "rdma_optdir CALL on every RDMA2_OPTIONAL without payload from the requester";
     any_v2(served, want)?;
+    direction_fields(served, want)?;
     let mut n = 0;
     for (_, f) in v2_calls(served) {
         let Some(h) = f.v2() else { continue };
@@ -162,7 +176,11 @@ fn optional_without_payload_is_call(served: &[Served<'_>]) -> Judged {
         }
     }
     if n == 0 {
-        return Err(Verdict::unsupported(want, "the requester sent no RDMA2_OPTIONAL without payload"));
+        let mut why = "the requester sent no RDMA2_OPTIONAL without payload".to_string();
+        if served.iter().any(|s| !xcharext::is_opttype(xcharext::ROPT_INITXCH, &s.profile)) {
+            why.push_str(" (under rtrext-literal, the rtrext-03 XDR's opttypes 1..4, xcharext-02 has no opttypes)");
+        }
+        return Err(Verdict::unsupported(want, why));
     }
     Ok(Verdict::pass(want, format!("{n} RDMA2_OPTIONAL {} with rdma_optdir CALL", plural(n, "message"))))
 }
@@ -170,6 +188,7 @@ fn optional_without_payload_is_call(served: &[Served<'_>]) -> Judged {
 fn optional_payload_direction(served: &[Served<'_>]) -> Judged {
     let want = "rdma_optdir of every RDMA2_OPTIONAL carrying an RPC message equal to its msg_type";
     any_v2(served, want)?;
+    direction_fields(served, want)?;
     let mut n = 0;
     for (_, f) in v2_calls(served) {
         let Some(h) = f.v2() else { continue };
@@ -217,7 +236,8 @@ fn backward_call_answered(served: &[Served<'_>]) -> Judged {
             continue;
         }
         return match f.v2().map(|h| &h.body) {
-            Some(Body::Msg { direction: Some(MsgType::REPLY), .. }) => {
+            // None: the -00 envelope, which has no rdma_direction (its RPC message is a reply).
+            Some(Body::Msg { direction: Some(MsgType::REPLY) | None, .. }) => {
                 Ok(Verdict::pass(want, format!("answered after {others} other {}: {f}", plural(others, "call"))))
             }
             _ => Err(Verdict::fail(want, format!("the answer is not a backward REPLY: {f}"))),
@@ -300,13 +320,11 @@ fn connection_kept(served: &[Served<'_>]) -> Judged {
     let mut kept = 0;
     for (i, s) in served.iter().enumerate() {
         let agreed = s.events.iter().position(
-            |(_, e)| matches!(e, Seen::Reply(f) if f.fixed().is_some_and(|h| h.vers == VERSION && h.proc_ <= 1)),
+            |(_, e)| matches!(e, Seen::Reply(f) if f.fixed().is_some_and(|h| h.vers == VERSION) && f.carries_rpc_message()),
         );
         let Some(at) = agreed else { continue };
         // Messages that expect a reply (ROPT_INITXCH is one-way).
-        let more = s.events[at + 1..]
-            .iter()
-            .any(|(_, e)| matches!(e, Seen::Call(f) if f.fixed().is_some_and(|h| h.proc_ <= 1)));
+        let more = s.events[at + 1..].iter().any(|(_, e)| matches!(e, Seen::Call(f) if f.carries_rpc_message()));
         if more {
             kept += 1;
         } else if i + 1 < served.len() {

@@ -2,20 +2,21 @@
 //! reserved bits zero; ours found at any offset, its reserved bits ignored.
 
 use rpcrdma_codec::private_data::{self, Lookup, PrivateData};
+use rpcrdma_codec::profile::PrivateDataLocate;
 use rpcrdma_codec::rpc::AcceptStat;
 
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
 use rpcrdma_peers::transport::Access;
 
 use super::sizes::HONOURED_RECEIVE;
-use crate::catalogue::{lookup, start};
+use crate::catalogue::steps::{lookup, start};
 use crate::engine::{expect, Ctx, Judged, OrFail, Verdict};
 
 pub(super) fn private_data_valid(ctx: &mut Ctx) -> Judged {
     start(ctx)?;
     let want = "RFC 8797 private data: format identifier 0xf6ab0e18, version 1, reserved bits zero";
     let raw = ctx.peer_private_data().to_vec();
-    match private_data::find(&raw, &rpcrdma_codec::Profile::default()) {
+    match private_data::find(&raw, ctx.profile()) {
         Ok(Lookup::UnrecognisedVersion { at, version }) => {
             Err(Verdict::fail(want, format!("version {version} at offset {at}")))
         }
@@ -113,6 +114,12 @@ pub(super) fn reserved_bits_ignored(ctx: &mut Ctx) -> Judged {
 }
 
 pub(super) fn private_data_at_offset(ctx: &mut Ctx) -> Judged {
+    // cm-pvt-data -00/-01 keep the format identifier in the first four octets: RFC 8797 5.2's
+    // search is not in them.
+    if ctx.profile().private_data_locate == PrivateDataLocate::OffsetZero {
+        let why = "under pd-offset-zero (cm-pvt-data -00/-01) the format identifier is in the first four octets only";
+        return Err(Verdict::unsupported("the peer uses our private data at offset 5 as it uses it plainly", why));
+    }
     // Five octets of other data first: the identifier is at an odd, unaligned offset.
     let variant = honoured_private_data(ctx, &[0x00, 0x11, 0x22, 0x33, 0x44], 0);
     same_as_plain(ctx, &variant, "at offset 5")
@@ -122,7 +129,7 @@ pub(super) fn reserved_bits_both_ways(ctx: &mut Ctx) -> Judged {
     let want = "the peer's own private data with its reserved bits zero, and ours with all 7 reserved bits set used as plainly";
     // The sender half: what the peer sent us.
     start(ctx)?;
-    let sent = match private_data::find(ctx.peer_private_data(), &rpcrdma_codec::Profile::default()) {
+    let sent = match private_data::find(ctx.peer_private_data(), ctx.profile()) {
         Ok(Lookup::Found { data, .. }) if data.reserved != 0 => {
             let got = format!("the peer's own private data has reserved bits {:#04x} set", data.reserved);
             return Err(Verdict::fail(want, got));

@@ -7,7 +7,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
 use rpcrdma_peers::transport::Access;
 
-use crate::catalogue::lookup;
+use crate::catalogue::steps::lookup;
 use crate::engine::{expect, Ctx, Judged, OrFail, Verdict};
 use crate::frame::Frame;
 
@@ -51,7 +51,7 @@ pub(super) fn no_invalidate_without_r(ctx: &mut Ctx) -> Judged {
 
 /// The R bit the peer advertised in its own private data, and how it was found.
 fn peer_r_bit(ctx: &Ctx) -> (bool, String) {
-    match private_data::find(ctx.peer_private_data(), &rpcrdma_codec::Profile::default()) {
+    match private_data::find(ctx.peer_private_data(), ctx.profile()) {
         Ok(Lookup::Found { at, data }) => {
             (data.remote_invalidation, format!("R = {} at offset {at}", data.remote_invalidation as u8))
         }

@@ -8,7 +8,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
 
 use super::invalidation::read_into_fresh_chunk;
-use crate::catalogue::{lookup, start};
+use crate::catalogue::steps::{lookup, start};
 use crate::engine::{expect, Ctx, Judged, NoMessage, OrFail, Received, Verdict};
 
 /// The receive size receive-size-honoured advertises: above the 1024-byte default, so a peer
@@ -20,7 +20,7 @@ pub(super) fn receive_size_honoured(ctx: &mut Ctx) -> Judged {
     ctx.options.receive_size = size;
     start(ctx)?;
     // The peer's own send size bounds its inline threshold (RFC 8797 4.2): it must exceed ours.
-    let peer_send = match private_data::find(ctx.peer_private_data(), &rpcrdma_codec::Profile::default()) {
+    let peer_send = match private_data::find(ctx.peer_private_data(), ctx.profile()) {
         Ok(Lookup::Found { data, .. }) => data.send_size(),
         _ => 1024,
     };

@@ -2,24 +2,26 @@
 //! calls, and error handling as in Version One with the Version Two codes.
 
 use rpcrdma_codec::chunk::ReadSegment;
+use rpcrdma_codec::profile::V2Envelope;
 use rpcrdma_codec::v2::{ErrorBody, ErrorInfo, HeaderBuilder, MsgType, OptInfo};
 use rpcrdma_codec::xcharext::{self, ReqXch, UpdXch, XcharSpec, XcharVal};
 
-use super::{
-    alive_v2, build, expect_no_answer, negotiate_v2, null_rpc, optional_v2, profile, rpc_reply_ok, start_v2, v2,
-    v2_answer, v2_call, v2_error, v2_lookup, xchar_msg,
+use super::messages::{
+    alive_v2, build, ending, error_named, expect_no_answer, negotiate_v2, null_rpc, optional_v2, rpc_reply_ok,
+    start_v2, v2, v2_answer, v2_call, v2_error, v2_lookup, xchar_msg, xcharext_numbered,
 };
-use crate::catalogue::{null_round_trip, start};
+use crate::catalogue::steps::{null_round_trip, start};
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ, NFSPROC3_WRITE};
 
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Op};
 
 fn optional_first_message(ctx: &mut Ctx) -> Judged {
+    xcharext_numbered(ctx, "ROPT_REQXCH")?;
     start(ctx)?;
     let xid = ctx.xid();
     let spec = [XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x10, 0])];
-    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, profile().property_ids) });
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, ctx.profile().property_ids) });
     let got = ctx.call(&xchar_msg(ctx, xid, op));
     let want = "ERR_VERS with a range holding 1 and not 2 (Version One peer), or a Version Two answer echoing the \
         rdma_xid: ROPT_RESPXCH or RDMA2_ERR_INVAL_OPTION";
@@ -43,6 +45,9 @@ fn optional_first_message(ctx: &mut Ctx) -> Judged {
 
 fn reply_direction(ctx: &mut Ctx) -> Judged {
     let want = "RDMA2_MSG with rdma_vers 2, rdma_direction REPLY, a non-zero grant and accept_stat SUCCESS";
+    if ctx.profile().v2_envelope == V2Envelope::Draft00 {
+        return Err(Verdict::unsupported(want, "the -00 envelope (v2-00) has no rdma_direction"));
+    }
     let f = start_v2(ctx)?;
     let h = v2(&f);
     let form = rpc_reply_ok(&f, h, h.xid).or_fail(want)?;
@@ -54,7 +59,8 @@ fn nomsg_same_version(ctx: &mut Ctx) -> Judged {
     let call = ctx.null();
     let src = ctx.source(&call.rpc_bytes());
     let reads = [ReadSegment { position: 0, target: src.segment() }];
-    let msg = build(HeaderBuilder::nomsg(call.xid, ctx.options.credits_requested, MsgType::CALL).read_list(&reads));
+    let msg =
+        build(ctx, HeaderBuilder::nomsg(call.xid, ctx.options.credits_requested, MsgType::CALL).read_list(&reads));
     let want = "the call pulled from the position-zero read chunk and answered with a Version Two reply (rdma_vers 2)";
     let got = ctx.call(&msg);
     let (f, h) = v2_answer(&got, call.xid).or_fail(want)?;
@@ -66,7 +72,8 @@ fn err_vers_range(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_vers(3).payload(&rpc));
+    let msg =
+        build(ctx, HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_vers(3).payload(&rpc));
     let want = "ERR_VERS echoing the rdma_xid and rdma_vers 3, with an ordered range holding 1 and 2";
     let got = ctx.call(&msg);
     let e = expect::err_vers(&got, xid, 3).or_fail(want)?;
@@ -80,42 +87,49 @@ fn err_vers_range(ctx: &mut Ctx) -> Judged {
     Ok(Verdict::pass(want, actual))
 }
 
-/// Sends `msg` and judges an RDMA2_ERR_BAD_HEADER answer, then liveness.
-fn expect_bad_header(ctx: &mut Ctx, xid: u32, msg: &[u8]) -> Judged {
-    let want = "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid, rdma_vers 2";
+/// Sends `msg` and judges an answer of RDMA2_ERROR `error` (RDMA2_ERR_BAD_HEADER under
+/// -01), then liveness.
+fn expect_error(ctx: &mut Ctx, xid: u32, msg: &[u8], error: ErrorBody) -> Judged {
+    let want = format!("RDMA2_ERROR {} echoing the rdma_xid, rdma_vers 2", error_named(ctx, error));
     let got = ctx.call(msg);
-    v2_error(&got, xid, ErrorBody::BadHeader).or_fail(want)?;
+    v2_error(&got, xid, error).or_fail(&want)?;
     let alive = alive_v2(ctx);
-    Ok(Verdict::pass(want, format!("RDMA2_ERR_BAD_HEADER; connection {}", if alive { "survived" } else { "closed" })))
+    Ok(Verdict::pass(&want, format!("{}; connection {}", error.name(), if alive { "survived" } else { "closed" })))
 }
 
 fn bad_header_truncated(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     // RDMA2_MSG CALL whose read list entry stops after its position word and one more
-    // word (32 bytes).
-    let body: Vec<u8> = [0u32, 1, 0, 0x1234].iter().flat_map(|w| w.to_be_bytes()).collect();
-    let msg = build(HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_body(&body));
-    expect_bad_header(ctx, xid, &msg)
+    // word (32 bytes; the -00 envelope has no rdma_direction, the first word).
+    let words: &[u32] = match ctx.profile().v2_envelope {
+        V2Envelope::Draft01 => &[MsgType::CALL.0, 1, 0, 0x1234],
+        V2Envelope::Draft00 => &[1, 0, 0x1234],
+    };
+    let body: Vec<u8> = words.iter().flat_map(|w| w.to_be_bytes()).collect();
+    let msg = build(ctx, HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_body(&body));
+    expect_error(ctx, xid, &msg, ErrorBody::unparsable(ctx.profile().v2_error_numbering))
 }
 
 fn bad_header_proc(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
-    // rdma_proc 2 has no arm in the -01 union (wire notes C4).
+    // rdma_proc 2 has no arm in the -01 union (wire notes C4); from -02 on an unrecognized
+    // rdma_proc gets RDMA2_ERR_INVAL_PROC (wire notes 1.6).
     let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).raw_proc(2).payload(&rpc);
-    expect_bad_header(ctx, xid, &build(b))
+    let msg = build(ctx, b);
+    expect_error(ctx, xid, &msg, ErrorBody::unknown_proc(ctx.profile().v2_error_numbering))
 }
 
 fn inval_option(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     let msg = optional_v2(ctx, xid, 0x7fff_0001, OptInfo::Raw(&[0, 0, 0, 1]), &[]);
-    let want = "RDMA2_ERROR RDMA2_ERR_INVAL_OPTION (3) echoing the rdma_xid, rdma_vers 2";
+    let want = format!("RDMA2_ERROR {} echoing the rdma_xid, rdma_vers 2", error_named(ctx, ErrorBody::InvalOption));
     let got = ctx.call(&msg);
-    v2_error(&got, xid, ErrorBody::InvalOption).or_fail(want)?;
-    Ok(Verdict::pass(want, format!("RDMA2_ERR_INVAL_OPTION; {}", super::ending(alive_v2(ctx)))))
+    v2_error(&got, xid, ErrorBody::InvalOption).or_fail(&want)?;
+    Ok(Verdict::pass(&want, format!("RDMA2_ERR_INVAL_OPTION; {}", ending(alive_v2(ctx)))))
 }
 
 fn error_discarded(ctx: &mut Ctx) -> Judged {
@@ -123,8 +137,9 @@ fn error_discarded(ctx: &mut Ctx) -> Judged {
     let xid = ctx.xid();
     // ERR_VERS (28 bytes): a 20-byte error would meet the Version One 28-byte discard rule
     // (RFC 8166 4.5) instead of the rule under test.
-    let e = ErrorInfo::new(ErrorBody::Vers { low: 2, high: 2 }, profile().v2_error_numbering).expect("every revision");
-    let msg = build(HeaderBuilder::error(xid, ctx.options.credits_requested, e));
+    let e =
+        ErrorInfo::new(ErrorBody::Vers { low: 2, high: 2 }, ctx.profile().v2_error_numbering).expect("every revision");
+    let msg = build(ctx, HeaderBuilder::error(xid, ctx.options.credits_requested, e));
     expect_no_answer(ctx, &msg, "")
 }
 
@@ -210,6 +225,7 @@ fn threshold_change(ctx: &mut Ctx) -> Judged {
     let want = "the connection kept and every call answered while the inline thresholds change: Version One's 1024 \
         bytes (no private data), Version Two's 4096 once negotiated, our Receive Buffer Size raised to 8192 by \
         ROPT_UPDXCH";
+    xcharext_numbered(ctx, "ROPT_UPDXCH")?;
     // Every receive we post is 8192 bytes from the start, so the raise tells the truth
     // (xcharext-02 3.1).
     ctx.options.receive_size = RAISED_RBSIZ;

@@ -7,7 +7,7 @@ use rpcrdma_codec::v2::MsgType;
 
 mod group;
 
-use super::{alive_v2, ending, null_rpc, profile, rpc_reply_ok, rtr_msg, start_v2, supported, v2_answer};
+use super::messages::{alive_v2, ending, null_rpc, rpc_reply_ok, rtr_msg, start_v2, supported, v2_answer};
 use crate::engine::{Check, CheckInfo, Ctx, Judged, Mismatch, OrFail, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Op};
 
@@ -15,8 +15,8 @@ fn xmtreq(count: u32, pslen: u32) -> rtrext::Op<'static> {
     rtrext::Op::XmtReq(XmtReq { count, pslen, ..Default::default() })
 }
 
-fn xmtcont(xnum: u32, pslen: u32) -> rtrext::Op<'static> {
-    let itype = OpKind::XmtReq.opttype(profile().rtrext_opttypes);
+fn xmtcont(ctx: &Ctx, xnum: u32, pslen: u32) -> rtrext::Op<'static> {
+    let itype = OpKind::XmtReq.opttype(ctx.profile().rtrext_opttypes);
     rtrext::Op::XmtCont(XmtCont { xnum, itype, pslen })
 }
 
@@ -39,7 +39,7 @@ fn xmtcont_group(ctx: &mut Ctx) -> Judged {
     let rpc = null_rpc(xid);
     let (a, b) = rpc.split_at(20);
     let first = rtr_msg(ctx, xid, xmtreq(2, a.len() as u32), a);
-    let second = rtr_msg(ctx, xid, xmtcont(1, b.len() as u32), b);
+    let second = rtr_msg(ctx, xid, xmtcont(ctx, 1, b.len() as u32), b);
     let _ = ctx.send(&first);
     let want = "the NULL call, split over ROPT_XMTREQ (count 2) and ROPT_XMTCONT 1, answered with SUCCESS";
     let got = ctx.call(&second);
@@ -60,7 +60,8 @@ fn repterr(
 ) -> Result<ReptErr, Mismatch> {
     let (_, h) = v2_answer(received, xid)?;
     let r = match h.body {
-        Body::Optional { op: Op::ReptErr(r), dir: Some(MsgType::REPLY), .. } => r,
+        // (The -00 envelope has no rdma_optdir: None.)
+        Body::Optional { op: Op::ReptErr(r), dir: Some(MsgType::REPLY) | None, .. } => r,
         Body::Optional { op: Op::ReptErr(_), .. } => {
             return Err("ROPT_REPTERR with rdma_optdir CALL from the responder".into())
         }
@@ -98,7 +99,7 @@ fn cont_without_req(ctx: &mut Ctx) -> Judged {
     start_v2(ctx)?;
     let xid = ctx.xid();
     let rpc = null_rpc(xid);
-    let got = ctx.call(&rtr_msg(ctx, xid, xmtcont(1, rpc.len() as u32), &rpc));
+    let got = ctx.call(&rtr_msg(ctx, xid, xmtcont(ctx, 1, rpc.len() as u32), &rpc));
     judge_repterr(ctx, &got, xid, 1, OptrErr::OPTRERR_BADCONT, Some(OptrDetail::None))
 }
 
@@ -109,7 +110,7 @@ fn wrong_xnum(ctx: &mut Ctx) -> Judged {
     let (a, b) = rpc.split_at(20);
     let first = rtr_msg(ctx, xid, xmtreq(3, a.len() as u32), a);
     // The first continuation is number 1 (wire notes R16); 2 skips it.
-    let second = rtr_msg(ctx, xid, xmtcont(2, b.len() as u32), b);
+    let second = rtr_msg(ctx, xid, xmtcont(ctx, 2, b.len() as u32), b);
     let _ = ctx.send(&first);
     let got = ctx.call(&second);
     judge_repterr(ctx, &got, xid, 2, OptrErr::OPTRERR_BADSEQ, Some(OptrDetail::ExpCur { expect: 1, current: 2 }))
@@ -122,7 +123,7 @@ fn cont_wrong_xid(ctx: &mut Ctx) -> Judged {
     let rpc = null_rpc(xid);
     let (a, b) = rpc.split_at(20);
     let first = rtr_msg(ctx, xid, xmtreq(2, a.len() as u32), a);
-    let second = rtr_msg(ctx, other, xmtcont(1, b.len() as u32), b);
+    let second = rtr_msg(ctx, other, xmtcont(ctx, 1, b.len() as u32), b);
     let _ = ctx.send(&first);
     let got = ctx.call(&second);
     let detail = OptrDetail::ExpCur { expect: xid, current: other };

@@ -2,39 +2,53 @@
 //! ROPT_RESPXCH and ROPT_UPDXCH, and the XDR rules for their values.
 
 use rpcrdma_codec::v2::{ErrorBody, HeaderBuilder, MsgType};
-use rpcrdma_codec::xcharext::{self, InitXch, ReqXch, UpdXch, XcharSpec, XcharSubset, XcharVal};
+use rpcrdma_codec::xcharext::{self, InitXch, Known, ReqXch, UpdXch, XcharSpec, XcharSubset, XcharVal};
 
 use rpcrdma_peers::transport::Access;
 
-use super::{
-    alive_v2, build, ending, expect_no_answer, null_rpc, profile, rpc_reply_ok, start_v2, supported, v2_answer,
-    v2_error, xchar_msg,
+use super::messages::{
+    alive_v2, build, ending, error_named, expect_no_answer, null_rpc, property_id, rpc_reply_ok, start_v2, supported,
+    v2_answer, v2_error, xchar_msg, xcharext_numbered,
 };
 use crate::engine::{Check, CheckInfo, Ctx, Judged, Mismatch, OrFail, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Op};
 use crate::frame::Frame;
 
-fn our_characteristics(reqreminv: bool) -> [XcharVal<'static>; 3] {
-    [
-        XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x10, 0]),
-        XcharVal::new(xcharext::XCHAR_REQREMINV, if reqreminv { &[0, 0, 0, 1] } else { &[0, 0, 0, 0] }),
-        XcharVal::new(xcharext::XCHAR_BRS, &[0, 0, 0, 0]),
-    ]
+/// RBSIZ 4096, REQREMINV `reqreminv` and BRS NONE, with the ids of the run's table.
+fn our_characteristics(ctx: &Ctx, reqreminv: bool) -> Result<[XcharVal<'static>; 3], Verdict> {
+    Ok([
+        XcharVal::new(property_id(ctx, Known::RbSiz)?, &[0, 0, 0x10, 0]),
+        XcharVal::new(property_id(ctx, Known::ReqRemInv)?, if reqreminv { &[0, 0, 0, 1] } else { &[0, 0, 0, 0] }),
+        XcharVal::new(property_id(ctx, Known::Brs)?, &[0, 0, 0, 0]),
+    ])
+}
+
+/// [`start_v2`] for a check of xcharext-02 sending `op`: unsupported first when the run's
+/// profile numbers no xcharext operation.
+fn start_xchar(ctx: &mut Ctx, op: &str) -> Result<(), Verdict> {
+    xcharext_numbered(ctx, op)?;
+    start_v2(ctx).map(drop)
 }
 
 fn initxch_msg(ctx: &Ctx, xid: u32, vals: &[XcharVal<'_>]) -> Vec<u8> {
-    let ids = profile().property_ids;
+    let ids = ctx.profile().property_ids;
     let op = xcharext::Op::InitXch(InitXch {
         start: XcharSpec::new(vals, ids),
-        nochg: XcharSubset::new(&[0b1], profile().subset_bit_order),
+        nochg: XcharSubset::new(&[0b1], ctx.profile().subset_bit_order),
     });
     xchar_msg(ctx, xid, op)
 }
 
 fn initxch_silent(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_INITXCH")?;
     let xid = ctx.xid();
-    let msg = initxch_msg(ctx, xid, &our_characteristics(true));
+    // REQREMINV left out where the run's table has none: the notice stays a notice.
+    let vals: Vec<XcharVal<'_>> =
+        [(Known::RbSiz, [0, 0, 0x10, 0]), (Known::ReqRemInv, [0, 0, 0, 1]), (Known::Brs, [0; 4])]
+            .iter()
+            .filter_map(|(k, v)| Some(XcharVal::new(k.id(ctx.profile().property_ids)?, v)))
+            .collect();
+    let msg = initxch_msg(ctx, xid, &vals);
     expect_no_answer(ctx, &msg, "ROPT_INITXCH")
 }
 
@@ -48,7 +62,7 @@ fn no_invalidate_after(ctx: &mut Ctx, notice: &[u8], op: &str) -> Judged {
     let rc = [region.segment()];
     let b = HeaderBuilder::msg(xid, ctx.options.credits_requested, MsgType::CALL).reply_chunk(&rc).payload(&rpc);
     let want = "the NULL reply (which offered a reply chunk) sent with plain Send, not Send With Invalidate";
-    let mut got = ctx.call(&build(b));
+    let mut got = ctx.call(&build(ctx, b));
     supported(&got, op)?;
     // Anything answering the notice itself is someone else's check; skip it once.
     if got.frame().and_then(Frame::v2).is_some_and(|h| h.xid != xid) {
@@ -65,16 +79,17 @@ fn no_invalidate_after(ctx: &mut Ctx, notice: &[u8], op: &str) -> Judged {
 }
 
 fn initxch_reqreminv_false(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    let vals = our_characteristics(ctx, false)?;
+    start_xchar(ctx, "ROPT_INITXCH")?;
     let xid = ctx.xid();
-    let msg = initxch_msg(ctx, xid, &our_characteristics(false));
+    let msg = initxch_msg(ctx, xid, &vals);
     no_invalidate_after(ctx, &msg, "ROPT_INITXCH")
 }
 
 fn updxch_reqreminv_false(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    let now = XcharVal::new(property_id(ctx, Known::ReqRemInv)?, &[0, 0, 0, 0]);
+    start_xchar(ctx, "ROPT_UPDXCH")?;
     let xid = ctx.xid();
-    let now = XcharVal::new(xcharext::XCHAR_REQREMINV, &[0, 0, 0, 0]);
     let msg = xchar_msg(ctx, xid, xcharext::Op::UpdXch(UpdXch { now, pendclr: false }));
     no_invalidate_after(ctx, &msg, "ROPT_UPDXCH")
 }
@@ -84,7 +99,8 @@ fn respxch(received: &Received, xid: u32) -> Result<[Vec<usize>; 3], Mismatch> {
     let (_, h) = v2_answer(received, xid)?;
     match &h.body {
         Body::Optional { dir, op: Op::RespXch { done, rej, pend }, .. } => {
-            if *dir != Some(MsgType::REPLY) {
+            // (The -00 envelope has no rdma_optdir: None.)
+            if dir.is_some_and(|d| d != MsgType::REPLY) {
                 return Err("ROPT_RESPXCH with rdma_optdir CALL from the responder (wire notes X13)".into());
             }
             if h.credit == 0 {
@@ -99,14 +115,14 @@ fn respxch(received: &Received, xid: u32) -> Result<[Vec<usize>; 3], Mismatch> {
 /// Sends ROPT_REQXCH with `vals`; its rdma_xid and what came back, or unsupported.
 fn reqxch(ctx: &mut Ctx, vals: &[XcharVal<'_>]) -> Result<(u32, Received), Verdict> {
     let xid = ctx.xid();
-    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(vals, profile().property_ids) });
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(vals, ctx.profile().property_ids) });
     let got = ctx.call(&xchar_msg(ctx, xid, op));
     supported(&got, "ROPT_REQXCH")?;
     Ok((xid, got))
 }
 
 fn respxch_xid(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_REQXCH")?;
     let (xid, got) = reqxch(ctx, &[XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x08, 0])])?;
     let want = "ROPT_RESPXCH with the ROPT_REQXCH's rdma_xid, rdma_optdir REPLY";
     let [d, r, p] = respxch(&got, xid).or_fail(want)?;
@@ -114,24 +130,25 @@ fn respxch_xid(ctx: &mut Ctx) -> Judged {
 }
 
 fn respxch_cover(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_REQXCH")?;
     let genl = (xcharext::BkReqSup::BKREQSUP_GENL.0).to_be_bytes();
-    let vals = [
-        XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x08, 0]),
-        XcharVal::new(xcharext::XCHAR_REQREMINV, &[0, 0, 0, 0]),
-        XcharVal::new(xcharext::XCHAR_BRS, &genl),
-        XcharVal::new(77, &[1, 2, 3]),
-    ];
+    // The ids of the run's table (REQREMINV left out where it has none), then an unknown one.
+    let ids = ctx.profile().property_ids;
+    let known = [(Known::RbSiz, [0, 0, 0x08, 0]), (Known::ReqRemInv, [0, 0, 0, 0]), (Known::Brs, genl)];
+    let mut vals: Vec<XcharVal<'_>> = known.iter().filter_map(|(k, v)| Some(XcharVal::new(k.id(ids)?, v))).collect();
+    vals.push(XcharVal::new(77, &[1, 2, 3]));
     let (xid, got) = reqxch(ctx, &vals)?;
-    let want = "done, rej and pend disjoint and together exactly positions 0..3 of the request";
+    let want =
+        format!("done, rej and pend disjoint and together exactly positions 0..{} of the request", vals.len() - 1);
+    let want = want.as_str();
     let [d, r, p] = respxch(&got, xid).or_fail(want)?;
     let actual = format!("done={d:?} rej={r:?} pend={p:?}");
     let mut all: Vec<usize> = d.iter().chain(&r).chain(&p).copied().collect();
     let total = all.len();
     all.sort_unstable();
     all.dedup();
-    if all != [0, 1, 2, 3] {
-        return Ok(Verdict::lax(want, format!("{actual}: the union is not the four requested positions")));
+    if all != (0..vals.len()).collect::<Vec<_>>() {
+        return Ok(Verdict::lax(want, format!("{actual}: the union is not the {} requested positions", vals.len())));
     }
     if all.len() != total {
         return Ok(Verdict::lax(want, format!("{actual}: the subsets overlap")));
@@ -140,7 +157,7 @@ fn respxch_cover(ctx: &mut Ctx) -> Judged {
 }
 
 fn unknown_ids_skipped(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_REQXCH")?;
     let vals = [
         XcharVal::new(77, &[0xaa, 0xbb, 0xcc]),
         XcharVal::new(0xFFFF_FF10, &[]),
@@ -153,38 +170,47 @@ fn unknown_ids_skipped(ctx: &mut Ctx) -> Judged {
 }
 
 fn invalid_known_value(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_REQXCH")?;
     let xid = ctx.xid();
-    // XCHAR_REQREMINV is a bool: 2 is "not valid when interpreted using the typedef".
-    let spec = [XcharVal::new(xcharext::XCHAR_REQREMINV, &[0, 0, 0, 2])];
-    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, profile().property_ids) });
-    let want = "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid, rdma_vers 2";
+    // A value "not valid when interpreted using the typedef": XCHAR_REQREMINV is a bool, so 2;
+    // a table without it (props-v2-03) gets BRS 3, no enum bkreqsup value.
+    let ids = ctx.profile().property_ids;
+    let (id, value) = match Known::ReqRemInv.id(ids) {
+        Some(id) => (id, [0, 0, 0, 2]),
+        None => (property_id(ctx, Known::Brs)?, [0, 0, 0, 3]),
+    };
+    let spec = [XcharVal::new(id, &value)];
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, ids) });
+    let error = ErrorBody::unparsable(ctx.profile().v2_error_numbering);
+    let want = format!("RDMA2_ERROR {} echoing the rdma_xid, rdma_vers 2", error_named(ctx, error));
     let got = ctx.call(&xchar_msg(ctx, xid, op));
     supported(&got, "ROPT_REQXCH")?;
-    v2_error(&got, xid, ErrorBody::BadHeader).or_fail(want)?;
-    Ok(Verdict::pass(want, format!("RDMA2_ERR_BAD_HEADER; {}", ending(alive_v2(ctx)))))
+    v2_error(&got, xid, error).or_fail(&want)?;
+    Ok(Verdict::pass(&want, format!("{}; {}", error.name(), ending(alive_v2(ctx)))))
 }
 
 fn xchv_data_overrun(ctx: &mut Ctx) -> Judged {
-    start_v2(ctx)?;
+    start_xchar(ctx, "ROPT_REQXCH")?;
     let xid = ctx.xid();
     // One XCHAR_RBSIZ of 4096 (the message's last xcharval), then its xchv_data length word
     // raised so the data runs 4 bytes past the end of the message.
     let spec = [XcharVal::new(xcharext::XCHAR_RBSIZ, &[0, 0, 0x10, 0])];
-    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, profile().property_ids) });
+    let op = xcharext::Op::ReqXch(ReqXch { want: XcharSpec::new(&spec, ctx.profile().property_ids) });
     let mut msg = xchar_msg(ctx, xid, op);
     let value = [0, 0, 0, 4, 0, 0, 0x10, 0];
     let at = msg.windows(8).rposition(|w| w == value).expect("the xcharval we encoded");
     let claimed = (msg.len() - (at + 4) + 4) as u32;
     msg[at..at + 4].copy_from_slice(&claimed.to_be_bytes());
+    let error = ErrorBody::unparsable(ctx.profile().v2_error_numbering);
     let want = format!(
-        "RDMA2_ERROR RDMA2_ERR_BAD_HEADER (2) echoing the rdma_xid, for xchv_data claiming {claimed} bytes where {} remain",
+        "RDMA2_ERROR {} echoing the rdma_xid, for xchv_data claiming {claimed} bytes where {} remain",
+        error_named(ctx, error),
         claimed - 4
     );
     let got = ctx.call(&msg);
     supported(&got, "ROPT_REQXCH")?;
-    v2_error(&got, xid, ErrorBody::BadHeader).or_fail(&want)?;
-    Ok(Verdict::pass(&want, format!("RDMA2_ERR_BAD_HEADER; {}", ending(alive_v2(ctx)))))
+    v2_error(&got, xid, error).or_fail(&want)?;
+    Ok(Verdict::pass(&want, format!("{}; {}", error.name(), ending(alive_v2(ctx)))))
 }
 
 // ---------------------------------------------------------------------------------------------

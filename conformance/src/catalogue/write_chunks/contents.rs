@@ -8,8 +8,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_READ};
 use rpcrdma_peers::transport::Access;
 
-use super::{first_write_chunk, CANARY};
-use crate::catalogue::{lookup, start};
+use crate::catalogue::steps::{first_write_chunk, lookup, start, CANARY};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, NoMessage, OrFail, Outcome, Received, Verdict};
 
 /// What a READ through a write chunk produced: the READ3 results as sent inline, the write

@@ -8,8 +8,7 @@ use rpcrdma_codec::rpc::AcceptStat;
 use rpcrdma_peers::proto::nfs3::{self, file_contents, NFSPROC3_GETATTR, NFSPROC3_READ, NFSPROC3_READDIR};
 use rpcrdma_peers::transport::Access;
 
-use super::{first_write_chunk, CANARY};
-use crate::catalogue::{lookup, start};
+use crate::catalogue::steps::{first_write_chunk, lookup, start, CANARY};
 use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
 
 fn unused_write_chunk(ctx: &mut Ctx) -> Judged {

@@ -5,18 +5,7 @@
 mod contents;
 mod list;
 
-use rpcrdma_codec::chunk::Segment;
-
 use crate::engine::Check;
-use crate::frame::v1::Header;
-
-/// Canary byte around data a peer may write.
-pub(crate) const CANARY: u8 = 0xa5;
-
-/// The first write chunk a reply returned, or none.
-fn first_write_chunk(h: &Header) -> Vec<Segment> {
-    h.body.chunks().and_then(|c| c.writes.first()).cloned().unwrap_or_default()
-}
 
 pub static CHECKS: [Check; 13] = [
     contents::WRITE_CHUNK_NO_PAD,

@@ -19,6 +19,7 @@
 
 use std::time::Duration;
 
+use rpcrdma_codec::Profile;
 use rpcrdma_conformance::catalogue::client::{self, Served};
 use rpcrdma_conformance::engine::ctx::{CmExchange, Direction, RdmaOp, TranscriptEntry, Wire};
 use rpcrdma_peers::observe::ObservedConnection;
@@ -192,9 +193,10 @@ pub fn capture_with_mtu(transcript: &[TranscriptEntry], start_unix: u64, mtu: us
 
 /// The conversation `serve` observed, one connection after another, as a capture from the
 /// responder's side (ours): the transcript the client catalogue builds from the observation
-/// (its CM exchanges, the requester's calls, our RDMA Reads and Writes, our replies).
-pub fn observed(conns: &[ObservedConnection], start_unix: u64) -> Vec<u8> {
-    let served: Vec<Served<'_>> = conns.iter().map(Served::of).collect();
+/// (its CM exchanges, the requester's calls, our RDMA Reads and Writes, our replies), decoded
+/// under the run's `profile`.
+pub fn observed(conns: &[ObservedConnection], profile: &Profile, start_unix: u64) -> Vec<u8> {
+    let served: Vec<Served<'_>> = conns.iter().map(|c| Served::of(c, profile)).collect();
     capture(&client::transcript(&served), start_unix)
 }
 

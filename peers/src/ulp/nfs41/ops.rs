@@ -3,11 +3,11 @@
 use rpcrdma_codec::xdr::Reader;
 
 use super::super::nfs3::{ACCESS_DIR, ACCESS_FILE, ACCESS_LINK, COOKIEVERF, MAX_READ, WRITE_VERF};
-use super::super::nfs4::{put, put_opaque, Builder};
 use super::super::tree::{Ftype, Kind as NodeKind, NodeId};
+use super::super::xdr::{put, put_opaque, Builder};
 use super::super::UlpOutcome;
 use super::attrs;
-use super::state::{other_of, stateid, Kind, State, StateEntry};
+use super::state::{other_of, stateid, CreateSessionArgs, Kind, State, StateEntry};
 use crate::proto::nfs41::*;
 
 /// The operations of a COMPOUND so far: where it runs and what it holds.
@@ -206,7 +206,8 @@ fn operation(st: &mut State, cx: &mut Cx, op: Op, last: u32) -> Result<Done, u32
     match op {
         Op::ExchangeId { verifier, owner, flags, .. } => ok(st.exchange_id(cx.conn, verifier, owner, flags)?),
         Op::CreateSession { clientid, sequence, flags, fore, back, cb_program, sec } => {
-            ok(st.create_session(cx.conn, cx.minor, clientid, sequence, flags, fore, back, cb_program, sec)?)
+            let args = CreateSessionArgs { clientid, sequence, flags, fore, back, cb_program, sec };
+            ok(st.create_session(cx.conn, cx.minor, args)?)
         }
         Op::BindConnToSession { sessionid, dir, .. } => {
             if !st.sessions.contains_key(&sessionid) {

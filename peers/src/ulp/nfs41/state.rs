@@ -27,6 +27,26 @@ pub struct Faults {
     pub cb_large_call: bool,
 }
 
+/// CREATE_SESSION4args (RFC 8881 18.36.1): the fields of [`Op::CreateSession`] the server
+/// takes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct CreateSessionArgs {
+    /// csa_clientid.
+    pub clientid: u64,
+    /// csa_sequence.
+    pub sequence: u32,
+    /// csa_flags.
+    pub flags: u32,
+    /// csa_fore_chan_attrs.
+    pub fore: ChannelAttrs,
+    /// csa_back_chan_attrs.
+    pub back: ChannelAttrs,
+    /// csa_cb_program.
+    pub cb_program: u32,
+    /// csa_sec_parms.
+    pub sec: Vec<CbSec>,
+}
+
 /// A reply to one of our reverse-direction calls.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CbEvent {
@@ -275,20 +295,10 @@ impl State {
         })
     }
 
-    /// CREATE_SESSION (RFC 8881 18.36).
-    #[allow(clippy::too_many_arguments)]
-    pub fn create_session(
-        &mut self,
-        conn: u64,
-        minor: u32,
-        clientid: u64,
-        sequence: u32,
-        flags: u32,
-        fore: ChannelAttrs,
-        back: ChannelAttrs,
-        cb_program: u32,
-        sec: Vec<CbSec>,
-    ) -> Result<Res, u32> {
+    /// CREATE_SESSION (RFC 8881 18.36) on connection `conn` of a COMPOUND of minor version
+    /// `minor`.
+    pub fn create_session(&mut self, conn: u64, minor: u32, args: CreateSessionArgs) -> Result<Res, u32> {
+        let CreateSessionArgs { clientid, sequence, flags, fore, back, cb_program, sec } = args;
         let client = self.clients.get_mut(&clientid).ok_or(NFS4ERR_STALE_CLIENTID)?;
         if let Some((seq, res)) = &client.cs_cache {
             if *seq == sequence {
@@ -504,7 +514,8 @@ mod tests {
         let mut st = State::new(Faults::default());
         let Ok(Res::ExchangeId { clientid, .. }) = st.exchange_id(1, [0; 8], b"a".to_vec(), 0) else { panic!() };
         let fore = ChannelAttrs { maxrequests: 1, maxoperations: 4, maxrequestsize: 4096, ..Default::default() };
-        st.create_session(1, 1, clientid, 1, 0, fore, fore, 1, vec![]).unwrap();
+        let args = CreateSessionArgs { clientid, sequence: 1, flags: 0, fore, back: fore, cb_program: 1, sec: vec![] };
+        st.create_session(1, 1, args).unwrap();
         st.expire(Instant::now() + Duration::from_secs(LEASE_TIME as u64));
         assert!(st.clients.contains_key(&clientid), "within two leases");
         st.expire(Instant::now() + Duration::from_secs(3 * LEASE_TIME as u64));

@@ -9,7 +9,7 @@ use rpcrdma_codec::v2::{ErrorInfo, MsgType};
 
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
 
-use super::super::{null_v2, rtr_msg, start_v2, supported, v2_lookup};
+use super::super::messages::{null_v2, rtr_msg, start_v2, supported, v2_lookup};
 use crate::engine::{Check, CheckInfo, Ctx, Judged, NoMessage, Outcome, Received, Verdict};
 use crate::frame::v2::{Body, Header, Op};
 use crate::frame::Frame;
@@ -146,7 +146,7 @@ fn reply_cont_xid(ctx: &mut Ctx) -> Judged {
     let a = long_read(ctx, want)?;
     let conts: Vec<&Header> = (1..a.frames.len())
         .filter_map(|i| a.header(i))
-        .filter(|h| matches!(h.body, Body::Optional { op: Op::XmtCont(_), dir: Some(MsgType::REPLY), .. }))
+        .filter(|h| matches!(h.body, Body::Optional { op: Op::XmtCont(_), dir: Some(MsgType::REPLY) | None, .. }))
         .collect();
     if let Some(h) = conts.iter().find(|h| h.xid != a.read_xid) {
         let got = format!("{h}: rdma_xid {:#010x}, the group's is {:#010x}", h.xid, a.read_xid);

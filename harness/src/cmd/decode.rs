@@ -7,6 +7,7 @@ use rpcrdma_codec::v1::Message;
 use rpcrdma_codec::{DecodeError, Profile};
 use serde_json::{json, Value};
 
+use crate::exit::{usage, Ending, HarnessError, Outcome};
 use crate::{describe, input, outln, text};
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -50,58 +51,36 @@ pub struct DecodeArgs {
     /// --kind header only).
     #[arg(long, value_enum)]
     role: Option<RoleArg>,
-    /// A profile choice (repeatable, added to a .vec file's): rfc5666-error-arm, msgp-above, ...
-    #[arg(long = "profile", value_name = "NAME")]
-    profiles: Vec<String>,
+    // Profile choices, applied after a .vec file's own.
+    #[command(flatten)]
+    wire: crate::wire_profile::WireArgs,
     /// Print one JSON object.
     #[arg(long)]
     json: bool,
 }
 
 /// Runs the subcommand; returns the process exit code.
-pub fn run(args: DecodeArgs) -> i32 {
+pub fn run(args: DecodeArgs) -> Outcome {
     if args.role.is_some() && args.kind.is_some_and(|k| k != Kind::Header) {
-        crate::errln!(
-            "error: --role applies to --kind header only (the other kinds have no requester/responder rules)"
-        );
-        return 2;
+        return Err(usage("--role applies to --kind header only (the other kinds have no requester/responder rules)"));
     }
-    let (bytes, meta) = match read_input(&args) {
-        Ok(b) => b,
-        Err(msg) => {
-            crate::errln!("error: {msg}");
-            return 2;
-        }
-    };
+    let (bytes, meta) = read_input(&args).map_err(HarnessError::Usage)?;
     let meta = meta.unwrap_or_default();
     // A .vec file's own kind, profile and role apply unless the command line says otherwise.
     let kind = match (args.kind, meta.kind.as_deref()) {
         (Some(k), _) => k,
-        (None, Some(k)) => match Kind::from_str(k, false) {
-            Ok(k) => k,
-            Err(_) => {
-                crate::errln!("error: the vector file's kind {k:?} is not one decode knows");
-                return 2;
-            }
-        },
+        (None, Some(k)) => Kind::from_str(k, false)
+            .map_err(|_| usage(format!("the vector file's kind {k:?} is not one decode knows")))?,
         (None, None) => Kind::Header,
     };
     if args.role.is_some() && kind != Kind::Header {
-        crate::errln!("error: --role applies to --kind header only; this message is {}", kind_name(kind));
-        return 2;
+        return Err(usage(format!("--role applies to --kind header only; this message is {}", kind_name(kind))));
     }
     // Empty CM private data is a message (RFC 8797 5.1: none sent); nothing else is.
     if bytes.is_empty() && kind != Kind::PrivateData {
-        crate::errln!("error: empty input: nothing to decode");
-        return 2;
+        return Err(usage("empty input: nothing to decode"));
     }
-    let mut profile = Profile::default();
-    for p in meta.profile.iter().chain(&args.profiles) {
-        if !profile.apply(p) {
-            crate::errln!("error: unknown profile {p:?}; known: {}", Profile::NAMES.join(", "));
-            return 2;
-        }
-    }
+    let profile = args.wire.over(&meta.profile)?;
     let role = match (args.role, meta.role.as_deref()) {
         (Some(RoleArg::Call), _) | (None, Some("call")) => Some(Role::Call),
         (Some(RoleArg::Reply), _) | (None, Some("reply")) => Some(Role::Reply),
@@ -123,9 +102,9 @@ pub fn run(args: DecodeArgs) -> i32 {
                     "{broken} rule(s) of RFC 8166 broken by this {} (the codec's rules, not catalogue checks)",
                     if role == Some(Role::Call) { "call" } else { "reply" }
                 );
-                return 1;
+                return Ok(Ending::Failed);
             }
-            0
+            Ok(Ending::AsExpected)
         }
         Err(e) => {
             if args.json {
@@ -133,7 +112,8 @@ pub fn run(args: DecodeArgs) -> i32 {
             } else {
                 crate::errln!("error: {e}");
             }
-            1
+            // A message that does not decode is the finding, not a harness error.
+            Ok(Ending::Failed)
         }
     }
 }

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 use rpcrdma_peers::ulp::tree::{Kind, NodeId, Tree};
 
+use crate::exit::{Ending, HarnessError, Outcome};
 use crate::outln;
 
 #[derive(Debug, Args)]
@@ -122,13 +123,10 @@ fn write_node(tree: &Tree, id: NodeId, path: &Path, walk: &mut Walk) -> Result<(
     Ok(())
 }
 
-pub fn run(args: ExportTreeArgs) -> i32 {
+pub fn run(args: ExportTreeArgs) -> Outcome {
     let tree = Tree::new();
     let mut walk = Walk { counts: [0; 3], extra: Vec::new() };
-    if let Err(e) = write_node(&tree, tree.root(), &args.dir, &mut walk) {
-        crate::errln!("error: {e}");
-        return 2;
-    }
+    write_node(&tree, tree.root(), &args.dir, &mut walk).map_err(HarnessError::Environment)?;
     for p in &walk.extra {
         crate::errln!(
             "warning: {} is not in the reference tree (left in place; it changes what READDIR returns)",
@@ -141,5 +139,5 @@ pub fn run(args: ExportTreeArgs) -> i32 {
         args.dir.display(),
         walk.extra.len()
     );
-    0
+    Ok(Ending::AsExpected)
 }

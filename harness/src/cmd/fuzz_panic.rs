@@ -9,7 +9,7 @@ use clap::Args;
 use rpcrdma_conformance::fuzz::kernel_log::panic_report;
 use rpcrdma_conformance::fuzz::{journal, Class, Kind};
 
-use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
+use crate::exit::{usage, Ending, HarnessError, Outcome};
 
 #[derive(Debug, Args)]
 pub struct FuzzPanicArgs {
@@ -39,52 +39,38 @@ fn next_number(dir: &Path) -> usize {
 
 /// A console log or journal, at most [`crate::input::MAX_CONSOLE`] bytes (the machine may have
 /// written bytes that are not UTF-8: read lossily).
-fn read(path: &Path, what: &str) -> Result<String, i32> {
+fn read(path: &Path, what: &str) -> Result<String, HarnessError> {
     let limit = crate::input::MAX_CONSOLE;
     match std::fs::File::open(path).and_then(|f| crate::input::read_at_most(f, limit)) {
-        Err(e) => eprintln!("error: {what} {}: {e}", path.display()),
-        Ok(None) => eprintln!("error: {what} {}: longer than {} MiB", path.display(), limit >> 20),
-        Ok(Some(bytes)) => return Ok(String::from_utf8_lossy(&bytes).into_owned()),
-    }
-    Err(EXIT_USAGE)
-}
-
-pub fn run(args: FuzzPanicArgs) -> i32 {
-    match finding(&args) {
-        Ok(code) | Err(code) => code,
+        Err(e) => Err(usage(format!("{what} {}: {e}", path.display()))),
+        Ok(None) => Err(usage(format!("{what} {}: longer than {} MiB", path.display(), limit >> 20))),
+        Ok(Some(bytes)) => Ok(String::from_utf8_lossy(&bytes).into_owned()),
     }
 }
 
-fn finding(args: &FuzzPanicArgs) -> Result<i32, i32> {
-    let expected = crate::run::load_profile(args.expect.as_deref())?.map(|p| p.findings).unwrap_or_default();
-    let (mut repro, skip) = journal::last_entry(&read(&args.journal, "--journal")?).map_err(|e| {
-        eprintln!("error: --journal {}: {e}", args.journal.display());
-        EXIT_USAGE
-    })?;
+pub fn run(args: FuzzPanicArgs) -> Outcome {
+    let expected = crate::profiles::load(args.expect.as_deref())?.map(|p| p.findings).unwrap_or_default();
+    let (mut repro, skip) = journal::last_entry(&read(&args.journal, "--journal")?)
+        .map_err(|e| usage(format!("--journal {}: {e}", args.journal.display())))?;
     let panic = panic_report(&read(&args.console, "--console")?).ok_or_else(|| {
-        eprintln!(
-            "error: --console {}: no \"Kernel panic - not syncing:\" line after the last boot",
+        usage(format!(
+            "--console {}: no \"Kernel panic - not syncing:\" line after the last boot",
             args.console.display()
-        );
-        EXIT_USAGE
+        ))
     })?;
     repro.kind = Kind { class: Class::KernelPanic, detail: panic.signature.clone() };
     repro.observed =
         format!("{}; the machine panicked, its console showed:\n{}\n", repro.observed, panic.lines.join("\n"));
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        eprintln!("error: --out {}: {e}", args.out.display());
-        return Err(EXIT_USAGE);
-    }
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| HarnessError::Environment(format!("--out {}: {e}", args.out.display())))?;
     let path = args.out.join(format!("{:03}-kernel-panic.json", next_number(&args.out)));
     let text = serde_json::to_string_pretty(&repro.to_json()).expect("JSON values serialize");
-    if let Err(e) = std::fs::write(&path, text + "\n") {
-        eprintln!("error: cannot write {}: {e}", path.display());
-        return Err(EXIT_USAGE);
-    }
+    std::fs::write(&path, text + "\n")
+        .map_err(|e| HarnessError::Environment(format!("cannot write {}: {e}", path.display())))?;
     let kind = repro.kind.to_string();
     let known = expected.iter().find(|k| k.kind == kind);
     let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
     println!("finding: {kind} -> {}{note}", path.display());
     println!("resume: --seed {} --skip-cases {skip}", repro.seed);
-    Ok(if known.is_some() { EXIT_OK } else { EXIT_FAILED })
+    Ok(if known.is_some() { Ending::AsExpected } else { Ending::Failed })
 }

@@ -14,12 +14,7 @@
 //! comment; `skipped` is SKIP, or MISS when the run was interrupted before it (the harness did
 //! not run it); `error` (a harness defect) is ERROR. Our own status is in each test's `misc`.
 
-use std::path::PathBuf;
-
-use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
-
-use crate::outln;
 
 /// The KCIDB I/O schema version written.
 pub const VERSION: (u32, u32) = (5, 3);
@@ -28,26 +23,6 @@ pub const DEFAULT_ORIGIN: &str = "rpcrdma";
 /// KCIDB's longest log excerpt.
 const MAX_EXCERPT: usize = 16384;
 
-#[derive(Debug, Subcommand)]
-pub enum ReportCommand {
-    /// Convert JSON reports (`run --json`, `serve --json`) into one KCIDB I/O JSON file
-    /// (schema v5.3): a checkout and a build per peer version, a test per check.
-    Kcidb(KcidbArgs),
-}
-
-#[derive(Debug, Args)]
-pub struct KcidbArgs {
-    /// The JSON reports (schema rpcrdma-harness/report/v1).
-    #[arg(value_name = "REPORT.json", required = true)]
-    pub reports: Vec<PathBuf>,
-    /// Write the KCIDB JSON here (`-`: standard output).
-    #[arg(short, long, value_name = "FILE")]
-    pub output: PathBuf,
-    /// The KCIDB origin (the submitter's name, lower-case letters, digits and `_`).
-    #[arg(long, value_name = "ORIGIN", default_value = DEFAULT_ORIGIN, value_parser = origin)]
-    pub origin: String,
-}
-
 /// Parses an origin as KCIDB requires it (`^[a-z0-9_]+$`).
 pub fn origin(s: &str) -> Result<String, String> {
     if !s.is_empty() && s.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_') {
@@ -55,56 +30,6 @@ pub fn origin(s: &str) -> Result<String, String> {
     } else {
         Err(format!("{s:?} is not a KCIDB origin (lower-case letters, digits and _)"))
     }
-}
-
-pub fn run(cmd: ReportCommand) -> i32 {
-    let ReportCommand::Kcidb(args) = cmd;
-    let mut reports = Vec::new();
-    for path in &args.reports {
-        let text = match crate::input::read_text(path, "report", crate::input::MAX_REPORT) {
-            Ok(t) => t,
-            Err(e) => {
-                crate::errln!("error: {e}");
-                return 2;
-            }
-        };
-        match serde_json::from_str::<Value>(&text) {
-            Ok(v) if v["schema"] == crate::report::json::SCHEMA => reports.push(v),
-            Ok(v) => {
-                crate::errln!(
-                    "error: report {}: not an rpcrdma-harness report (schema {}, want {:?})",
-                    path.display(),
-                    v["schema"],
-                    crate::report::json::SCHEMA
-                );
-                return 2;
-            }
-            Err(e) => {
-                crate::errln!("error: report {}: not JSON: {e}", path.display());
-                return 2;
-            }
-        }
-    }
-    let data = convert(&reports, &args.origin);
-    let mut text = serde_json::to_string_pretty(&data).expect("JSON values serialize");
-    text.push('\n');
-    if args.output.as_os_str() == "-" {
-        crate::output::stdout_str(&text);
-        return 0;
-    }
-    if let Err(e) = std::fs::write(&args.output, text) {
-        crate::errln!("error: -o {}: {e}", args.output.display());
-        return 2;
-    }
-    let tests = data["tests"].as_array().map_or(0, Vec::len);
-    outln!(
-        "{}: {tests} tests from {} reports (KCIDB I/O v{}.{})",
-        args.output.display(),
-        reports.len(),
-        VERSION.0,
-        VERSION.1
-    );
-    0
 }
 
 /// KCIDB forbids NUL in its strings.
@@ -126,7 +51,7 @@ fn cut(s: &str, max: usize) -> String {
 
 /// Seconds since the epoch as RFC 3339 (`2026-11-27T07:13:57+00:00`).
 fn rfc3339(secs: u64) -> String {
-    let s = crate::matrix::utc(secs);
+    let s = crate::clock::utc(secs);
     format!("{}T{}+00:00", &s[..10], &s[11..19])
 }
 

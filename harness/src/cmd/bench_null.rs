@@ -13,6 +13,8 @@ use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
 
+use crate::exit::{Ending, Outcome};
+
 #[derive(Debug, Args)]
 pub struct BenchArgs {
     /// The peer (default: the embedded reference responder).
@@ -73,16 +75,10 @@ fn drive(conn: &mut dyn Connection, depth: u32, total: u32, xid: &mut u32) -> Re
     Ok(started.elapsed())
 }
 
-pub fn run(args: BenchArgs) -> i32 {
+pub fn run(args: BenchArgs) -> Outcome {
     let mut connector: Box<dyn Connector> = match &args.peer {
         None => Box::new(EmulatedConnector::new(Responder::reference(Config::default()))),
-        Some(addr) => match crate::peer::connector(addr) {
-            Ok(c) => c,
-            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                crate::errln!("error: {e}");
-                return 2;
-            }
-        },
+        Some(addr) => crate::peer::connector(addr)?,
     };
     let mut pd = [0u8; 8];
     PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
@@ -113,10 +109,11 @@ pub fn run(args: BenchArgs) -> i32 {
         Ok(())
     })();
     match result {
-        Ok(()) => 0,
+        Ok(()) => Ok(Ending::AsExpected),
         Err(e) => {
+            // The peer's answer (or its absence) ended the measurement: not a harness error.
             crate::errln!("error: {e}");
-            1
+            Ok(Ending::Failed)
         }
     }
 }

@@ -1,7 +1,7 @@
 //! `rpcrdma-harness replay FILE`: runs a fuzz reproducer again (against the embedded reference
 //! responder, or `--peer`) and says whether its finding reproduces: exit 1 when it does, 0
 //! when it does not. A `serve --fuzz` finding is replayed toward a requester (`--listen`,
-//! [`crate::replay_client`]).
+//! [`client`]).
 
 use std::path::PathBuf;
 
@@ -9,8 +9,12 @@ use clap::Args;
 use rpcrdma_conformance::engine::RunOptions;
 use rpcrdma_conformance::fuzz::{self, Reproducer, Timing};
 
-use crate::fuzz::{default_timeout, seconds, target};
-use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use crate::client_finding::{ClientFinding, FORMAT};
+use crate::exit::{usage, Ending, HarnessError, Outcome};
+use crate::fuzz_target::{default_timeout, seconds, target, WatchArgs};
+
+pub mod client;
+mod reverse;
 
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -24,7 +28,7 @@ pub struct ReplayArgs {
     #[arg(long, value_name = "SECS")]
     pub timeout: Option<f64>,
     #[command(flatten)]
-    pub watch: crate::fuzz::WatchArgs,
+    pub watch: WatchArgs,
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
@@ -38,74 +42,61 @@ pub struct ReplayArgs {
     /// With --listen: stop after this many seconds in any case.
     #[arg(long, value_name = "SECS", default_value_t = 300, requires = "listen")]
     pub max_time: u64,
+    // The file's own profile choices apply, then these.
+    #[command(flatten)]
+    pub wire: crate::wire_profile::WireArgs,
 }
 
-pub fn run(args: ReplayArgs) -> i32 {
-    let reply = match seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout") {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let text = match crate::input::read_text(&args.file, "reproducer", crate::input::MAX_REPRODUCER) {
-        Ok(t) => t,
-        Err(e) => {
-            eprintln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let value: serde_json::Value = match serde_json::from_str(&text) {
-        Ok(v) => v,
-        Err(e) => {
-            eprintln!("error: {}: not JSON: {e}", args.file.display());
-            return EXIT_USAGE;
-        }
-    };
-    if value.get("format").and_then(|f| f.as_str()) == Some(crate::replay_client::FORMAT) {
+pub fn run(args: ReplayArgs) -> Outcome {
+    let reply = seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout")?;
+    args.wire.profile()?;
+    let text =
+        crate::input::read_text(&args.file, "reproducer", crate::input::MAX_REPRODUCER).map_err(HarnessError::Usage)?;
+    let value: serde_json::Value =
+        serde_json::from_str(&text).map_err(|e| usage(format!("{}: not JSON: {e}", args.file.display())))?;
+    // The spec choices the file was found under (`"profile"`), then the command line's.
+    let recorded = crate::wire_profile::recorded(&value).map_err(|e| usage(format!("{}: {e}", args.file.display())))?;
+    let wire = args.wire.over(&recorded)?;
+    if value.get("format").and_then(|f| f.as_str()) == Some(FORMAT) {
         let Some(listen) = &args.listen else {
-            eprintln!(
-                "error: {} is a `serve --fuzz` finding: replay it toward a requester with --listen ADDR",
+            return Err(usage(format!(
+                "{} is a `serve --fuzz` finding: replay it toward a requester with --listen ADDR",
                 args.file.display()
-            );
-            return EXIT_USAGE;
+            )));
         };
-        return match crate::replay_client::ClientFinding::from_json(&value) {
-            Ok(f) => crate::replay_client::run(
-                &args.file,
-                f,
-                listen,
-                args.watch.kernel_log.as_deref(),
-                std::time::Duration::from_secs(args.idle),
-                std::time::Duration::from_secs(args.max_time),
-            ),
-            Err(e) => {
-                eprintln!("error: {}: not a serve --fuzz finding: {e}", args.file.display());
-                EXIT_USAGE
-            }
-        };
+        let f = ClientFinding::from_json(&value)
+            .map_err(|e| usage(format!("{}: not a serve --fuzz finding: {e}", args.file.display())))?;
+        return client::run(
+            &args.file,
+            f,
+            listen,
+            args.watch.kernel_log.as_deref(),
+            std::time::Duration::from_secs(args.idle),
+            std::time::Duration::from_secs(args.max_time),
+            wire,
+        );
+    }
+    if value.get("format").and_then(|f| f.as_str()) == Some(fuzz::reverse::FORMAT) && args.listen.is_none() {
+        let f = fuzz::reverse::Finding::from_json(&value)
+            .map_err(|e| usage(format!("{}: not a fuzz --reverse finding: {e}", args.file.display())))?;
+        let mut target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
+        return reverse::run(&args.file, &f, target.as_mut(), reply, wire);
     }
     if args.listen.is_some() {
-        eprintln!(
-            "error: --listen replays a `serve --fuzz` finding; {} is a fuzz reproducer (use --peer)",
+        return Err(usage(format!(
+            "--listen replays a `serve --fuzz` finding; {} is a fuzz reproducer (use --peer)",
             args.file.display()
-        );
-        return EXIT_USAGE;
+        )));
     }
-    let repro = match Reproducer::from_json(&value) {
-        Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: {}: not a reproducer: {e}", args.file.display());
-            return EXIT_USAGE;
-        }
-    };
-    let mut target = match target(args.peer.as_deref(), &args.fault, &args.watch) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
+    let repro =
+        Reproducer::from_json(&value).map_err(|e| usage(format!("{}: not a reproducer: {e}", args.file.display())))?;
+    let repro = Reproducer { profile: wire, ..repro };
+    let mut target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
     // The peer must be up before replaying (a crash reproducer would otherwise "reproduce"
     // against a peer that was never there).
     let probe = RunOptions { timeout: reply * 2, ..repro.options() };
     if fuzz::execute::run(target.connector(), &probe, Timing { reply }, &[]).connect_failed.is_some() {
-        eprintln!("error: cannot reach {}", target.describe());
-        return EXIT_UNREACHABLE;
+        return Err(HarnessError::Unreachable(format!("cannot reach {}", target.describe())));
     }
     let (mut hit, mut got, obs) = fuzz::replay(target.as_mut(), &repro, Timing { reply });
     // A peer can die slowly: NFS-Ganesha logs a backtrace from its SIGSEGV handler while its
@@ -119,12 +110,13 @@ pub fn run(args: ReplayArgs) -> i32 {
         }
     }
     println!(
-        "replaying {} ({} message(s), found by seed {} against {}) against {}",
+        "replaying {} ({} message(s), found by seed {} against {}) against {}{}",
         args.file.display(),
         repro.messages.len(),
         repro.seed,
         repro.peer,
-        target.describe()
+        target.describe(),
+        crate::wire_profile::clause(&wire)
     );
     println!("observed: {}", fuzz::describe(&obs));
     if late {
@@ -135,10 +127,10 @@ pub fn run(args: ReplayArgs) -> i32 {
     }
     if hit {
         println!("REPRODUCED: {}", repro.kind);
-        EXIT_FAILED
+        Ok(Ending::Failed)
     } else {
         let now = got.map_or("no finding".to_string(), |k| k.to_string());
         println!("NOT REPRODUCED: expected {}, got {now}", repro.kind);
-        EXIT_OK
+        Ok(Ending::AsExpected)
     }
 }

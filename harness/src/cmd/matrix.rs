@@ -12,7 +12,7 @@ use std::path::PathBuf;
 use clap::Args;
 use serde_json::Value;
 
-use crate::run::{EXIT_OK, EXIT_USAGE};
+use crate::exit::{usage, Ending, HarnessError, Outcome};
 
 #[derive(Debug, Args)]
 pub struct MatrixArgs {
@@ -153,7 +153,7 @@ impl Matrix {
         self.columns
             .iter()
             .map(|c| {
-                let when = c.started_unix.map_or("unknown".to_string(), utc);
+                let when = c.started_unix.map_or("unknown".to_string(), crate::clock::utc);
                 format!(
                     "{}: profile {}, harness revision {}, started {when}{}",
                     c.label,
@@ -314,27 +314,11 @@ fn esc(s: &str) -> String {
     s.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;").replace('"', "&quot;")
 }
 
-/// Seconds since the epoch as `YYYY-MM-DD HH:MM:SS UTC` (civil-from-days, proleptic Gregorian).
-pub(crate) fn utc(secs: u64) -> String {
-    let days = (secs / 86400) as i64;
-    let rem = secs % 86400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02} {:02}:{:02}:{:02} UTC", rem / 3600, rem / 60 % 60, rem % 60)
-}
-
 fn md(s: &str) -> String {
     s.replace('|', "\\|")
 }
 
-pub fn run(args: MatrixArgs) -> i32 {
+pub fn run(args: MatrixArgs) -> Outcome {
     let mut columns: Vec<Column> = Vec::with_capacity(args.reports.len());
     let mut files = BTreeSet::new();
     for r in &args.reports {
@@ -345,43 +329,27 @@ pub fn run(args: MatrixArgs) -> i32 {
         // The same report twice (by any path) is two identical columns: refused.
         let canonical = std::fs::canonicalize(file).unwrap_or_else(|_| PathBuf::from(file));
         if !files.insert(canonical) {
-            eprintln!("error: {file} is given twice");
-            return EXIT_USAGE;
+            return Err(usage(format!("{file} is given twice")));
         }
-        let text = match crate::input::read_text(std::path::Path::new(file), "report", crate::input::MAX_REPORT) {
-            Ok(t) => t,
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        };
-        match column(&text, file, label) {
-            Ok(c) if columns.iter().any(|o| o.label == c.label) => {
-                eprintln!("error: two columns are labelled {:?}; name them with REPORT.json=LABEL", c.label);
-                return EXIT_USAGE;
-            }
-            Ok(c) => columns.push(c),
-            Err(e) => {
-                eprintln!("error: {e}");
-                return EXIT_USAGE;
-            }
+        let text = crate::input::read_text(std::path::Path::new(file), "report", crate::input::MAX_REPORT)
+            .map_err(HarnessError::Usage)?;
+        let c = column(&text, file, label).map_err(HarnessError::Usage)?;
+        if columns.iter().any(|o| o.label == c.label) {
+            return Err(usage(format!("two columns are labelled {:?}; name them with REPORT.json=LABEL", c.label)));
         }
+        columns.push(c);
     }
     let m = Matrix::new(columns);
     let mut wrote = false;
     if let Some(path) = &args.html {
-        if let Err(e) = std::fs::write(path, m.html()) {
-            eprintln!("error: --html {}: {e}", path.display());
-            return EXIT_USAGE;
-        }
+        std::fs::write(path, m.html())
+            .map_err(|e| HarnessError::Environment(format!("--html {}: {e}", path.display())))?;
         wrote = true;
     }
     match &args.markdown {
         Some(p) if p.as_os_str() != "-" => {
-            if let Err(e) = std::fs::write(p, m.markdown()) {
-                eprintln!("error: --markdown {}: {e}", p.display());
-                return EXIT_USAGE;
-            }
+            std::fs::write(p, m.markdown())
+                .map_err(|e| HarnessError::Environment(format!("--markdown {}: {e}", p.display())))?;
         }
         Some(_) => print!("{}", m.markdown()),
         None if !wrote => print!("{}", m.markdown()),
@@ -389,9 +357,9 @@ pub fn run(args: MatrixArgs) -> i32 {
     }
     if args.fail_on_drift && m.drifting() > 0 {
         eprintln!("{} rows differ between configurations (--fail-on-drift)", m.drifting());
-        return crate::run::EXIT_FAILED;
+        return Ok(Ending::Failed);
     }
-    EXIT_OK
+    Ok(Ending::AsExpected)
 }
 
 #[cfg(test)]
@@ -479,12 +447,5 @@ mod tests {
         let symbols: BTreeSet<&str> = LEGEND.iter().map(|l| l.1).collect();
         assert_eq!(symbols.len(), LEGEND.len(), "one symbol per status");
         assert!(html.contains("<tfoot>") && html.contains("1 ◆ 1 ‼ 1 E"), "{html}");
-    }
-
-    #[test]
-    fn utc_dates() {
-        assert_eq!(utc(0), "1970-01-01 00:00:00 UTC");
-        assert_eq!(utc(951_782_400), "2000-02-29 00:00:00 UTC");
-        assert_eq!(utc(1_700_000_000), "2023-11-14 22:13:20 UTC");
     }
 }

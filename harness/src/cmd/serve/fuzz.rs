@@ -10,15 +10,15 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rpcrdma_conformance::engine::ctx::hex;
+use rpcrdma_codec::hex::Hex;
 use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
 use rpcrdma_peers::observe::{Observed, ObservedConnection};
 use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
 use serde_json::json;
 
+use crate::exit::{usage, Ending, HarnessError, Outcome};
 use crate::kernel_log::KernelLog;
-use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_USAGE};
 use crate::textln;
 
 #[derive(Debug, Clone, Default, Args)]
@@ -60,23 +60,15 @@ pub struct Session {
 }
 
 impl Session {
-    /// Sets up the session; Err(exit code) after saying why not.
-    pub fn start(args: &FuzzArgs) -> Result<Session, i32> {
-        let seed = crate::fuzz::seed_or_clock(args.seed);
+    /// Sets up the session; an error says why not.
+    pub fn start(args: &FuzzArgs) -> Result<Session, HarnessError> {
+        let seed = crate::fuzz_target::seed_or_clock(args.seed);
         let log = match &args.kernel_log {
             None => None,
-            Some(p) => match KernelLog::follow(p) {
-                Ok(l) => Some(l),
-                Err(e) => {
-                    crate::errln!("error: --kernel-log {}: {e}", p.display());
-                    return Err(EXIT_USAGE);
-                }
-            },
+            Some(p) => Some(KernelLog::follow(p).map_err(|e| usage(format!("--kernel-log {}: {e}", p.display())))?),
         };
-        if let Err(e) = std::fs::create_dir_all(&args.out) {
-            crate::errln!("error: --out {}: {e}", args.out.display());
-            return Err(EXIT_USAGE);
-        }
+        std::fs::create_dir_all(&args.out)
+            .map_err(|e| HarnessError::Environment(format!("--out {}: {e}", args.out.display())))?;
         let mutator = Arc::new(if args.fuzz_reverse_only {
             ReplyFuzz::reverse_only(seed, args.fuzz_one_in)
         } else {
@@ -168,22 +160,25 @@ fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Ex
     out
 }
 
-fn save(dir: &Path, n: usize, f: &Finding, seed: u64) -> Result<PathBuf, String> {
-    let name = crate::fuzz::file_safe(&f.kind);
+/// A finding file; `"profile"` names the wire profile's choices it was found under (none for
+/// the default), which `replay --listen` serves under again.
+fn save(dir: &Path, n: usize, f: &Finding, seed: u64, wire: &[&str]) -> Result<PathBuf, String> {
+    let name = crate::fuzz_target::file_safe(&f.kind);
     let path = dir.join(format!("{:03}-{name}.json", n + 1));
     let v = json!({
-        "format": "rpcrdma-serve-fuzz-finding/1",
+        "format": crate::client_finding::FORMAT,
         "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
         "seed": seed,
+        "profile": wire,
         "kind": f.kind,
         "kernel_log": f.lines,
         "after_mutation": f.after.as_ref().map(|m| match m.reverse_call {
             None => json!({
-                "how": m.how, "xid": format!("{:#010x}", m.xid), "call": hex(&m.call), "reply": hex(&m.reply),
+                "how": m.how, "xid": format!("{:#010x}", m.xid), "call": Hex(&m.call).to_string(), "reply": Hex(&m.reply).to_string(),
             }),
             // The mutated reverse-direction call as sent, and which of the connection's it was.
             Some(n) => json!({
-                "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": n, "call": hex(&m.call),
+                "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": n, "call": Hex(&m.call).to_string(),
             }),
         }),
     });
@@ -193,14 +188,16 @@ fn save(dir: &Path, n: usize, f: &Finding, seed: u64) -> Result<PathBuf, String>
 }
 
 /// Ends the session: reads the kernel log, writes finding files and the report (`json`),
-/// prints the summary; the exit status (1 on a finding the profile does not list).
+/// prints the summary; [`Ending::Failed`] on a finding the profile does not list.
 pub fn finish(
     session: &Session,
     args: &FuzzArgs,
     observed: &[ObservedConnection],
     profile: Option<&Expectations>,
+    wire: &rpcrdma_codec::Profile,
     json_out: Option<&mut crate::report::Sink>,
-) -> i32 {
+) -> Outcome {
+    let wire = crate::wire_profile::names(wire);
     let lines: Vec<(Duration, String)> = session
         .log
         .as_ref()
@@ -219,7 +216,7 @@ pub fn finish(
     let mut failed_write = false;
     let mut files = Vec::new();
     for (n, f) in found.iter().enumerate() {
-        match save(&args.out, n, f, session.seed) {
+        match save(&args.out, n, f, session.seed, &wire) {
             Ok(p) => files.push(Some(p)),
             Err(e) => {
                 crate::errln!("error: {e}");
@@ -246,9 +243,9 @@ pub fn finish(
                 "    after our reverse-direction call {:#010x} (call {n} on its connection) was mutated ({}): {}",
                 m.xid,
                 m.how,
-                hex(&m.call)
+                Hex(&m.call)
             ),
-            Some(m) => textln!("    after our reply to {:#010x} was mutated ({}): {}", m.xid, m.how, hex(&m.reply)),
+            Some(m) => textln!("    after our reply to {:#010x} was mutated ({}): {}", m.xid, m.how, Hex(&m.reply)),
             None => {}
         }
         for l in f.lines.iter().take(8) {
@@ -269,6 +266,7 @@ pub fn finish(
             "schema": "rpcrdma-harness/serve-fuzz-report/v1",
             "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
             "seed": session.seed,
+            "wire_profile": wire,
             "one_in": args.fuzz_one_in,
             "connections": observed.len(),
             "calls": calls,
@@ -288,13 +286,8 @@ pub fn finish(
         let text = serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n";
         failed_write |= !crate::report::write_sink(sink, text.as_bytes());
     }
-    if let Some(code) = crate::signals::exit_code() {
-        code
-    } else if failed_write {
-        EXIT_USAGE
-    } else if found.iter().any(|f| f.known.is_none()) {
-        EXIT_FAILED
-    } else {
-        EXIT_OK
+    if failed_write && crate::signals::exit_code().is_none() {
+        return Err(HarnessError::Unwritten);
     }
+    Ok(Ending::judged(found.iter().any(|f| f.known.is_none())))
 }

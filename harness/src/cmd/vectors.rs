@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Subcommand;
 
+use crate::exit::{usage, Ending, Outcome};
 use crate::outln;
 
 #[derive(Debug, Subcommand)]
@@ -21,27 +22,24 @@ pub enum VectorsCommand {
     },
 }
 
-pub fn run(cmd: VectorsCommand) -> i32 {
+pub fn run(cmd: VectorsCommand) -> Outcome {
     let VectorsCommand::Verify { dir, verbose } = cmd;
     let results = match &dir {
         None => {
             let embedded = verify_embedded();
             if embedded.is_empty() && !crate::signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
-                crate::errln!("error: this binary was built without golden vectors; give a DIR");
-                return 2;
+                return Err(usage("this binary was built without golden vectors; give a DIR"));
             }
             outln!("{} golden vectors built into this binary", embedded.len());
             embedded
         }
         Some(dir) => {
             if !dir.is_dir() {
-                crate::errln!("error: {} is not a directory of golden vectors", dir.display());
-                return 2;
+                return Err(usage(format!("{} is not a directory of golden vectors", dir.display())));
             }
             let results = verify_dir(dir);
             if results.is_empty() {
-                crate::errln!("error: no .vec files under {}", dir.display());
-                return 2;
+                return Err(usage(format!("no .vec files under {}", dir.display())));
             }
             results
         }
@@ -66,7 +64,7 @@ pub fn run(cmd: VectorsCommand) -> i32 {
         }
     }
     outln!("{} passed, {} failed, 0 skipped", results.len() - failed, failed);
-    i32::from(failed > 0)
+    Ok(if failed > 0 { Ending::Failed } else { Ending::AsExpected })
 }
 
 /// One vector file's verdict: its name relative to the root and the decoding or the problem.

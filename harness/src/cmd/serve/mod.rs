@@ -8,16 +8,21 @@ use std::path::PathBuf;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use clap::Args;
+use rpcrdma_codec::Profile;
 use rpcrdma_conformance::catalogue::client::{self, ClientCheck};
-use rpcrdma_conformance::expectations::judge;
 use rpcrdma_peers::observe::ObservedConnection;
 use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
 use rpcrdma_peers::responder::Config;
 
+use crate::args::TextArgs;
+use crate::exit::{usage, HarnessError, Outcome};
 use crate::output::plural;
-use crate::report::{self, Metadata, Run};
-use crate::run::{load_profile, TextArgs, EXIT_USAGE};
-use crate::{serve_fuzz, signals, textln};
+use crate::report::{self, JudgedResult, Metadata, Run};
+use crate::{signals, textln};
+
+pub mod fuzz;
+pub mod kernel_log;
+pub mod storm;
 
 #[derive(Debug, Args)]
 pub struct ServeArgs {
@@ -56,29 +61,11 @@ pub struct ServeArgs {
     #[command(flatten)]
     text: TextArgs,
     #[command(flatten)]
-    fuzz: crate::serve_fuzz::FuzzArgs,
+    fuzz: fuzz::FuzzArgs,
     #[command(flatten)]
     version: crate::peer_version::PeerVersionArgs,
-}
-
-/// The client checks the selectors name, in catalogue order (all when none is given); an
-/// error names a selector that matches no client check.
-pub fn select(selectors: &[String], exclude: &[String]) -> Result<Vec<&'static ClientCheck>, String> {
-    let matches = |c: &ClientCheck, s: &str| crate::run::id_matches(c.info.id, c.info.groups, s);
-    if let Some(s) = selectors.iter().chain(exclude).find(|s| !client::all().any(|c| matches(c, s))) {
-        return Err(format!("{s:?} matches no client check (see `rpcrdma-harness list`)"));
-    }
-    let chosen: Vec<_> = client::all()
-        .filter(|c| selectors.is_empty() || selectors.iter().any(|s| matches(c, s)))
-        .filter(|c| !exclude.iter().any(|s| matches(c, s)))
-        .collect();
-    if chosen.is_empty() {
-        return Err(format!(
-            "the selection is empty: --exclude {} leaves out every client check",
-            exclude.join(" --exclude ")
-        ));
-    }
-    Ok(chosen)
+    #[command(flatten)]
+    wire: crate::wire_profile::WireArgs,
 }
 
 /// The embedded reference requester's workload, once plainly (when a passive check is
@@ -87,9 +74,11 @@ pub fn select(selectors: &[String], exclude: &[String]) -> Result<Vec<&'static C
 fn self_test(
     grant: u32,
     checks: &[&'static ClientCheck],
-    fuzz: Option<&serve_fuzz::Session>,
+    fuzz: Option<&fuzz::Session>,
+    profile: Profile,
 ) -> Vec<ObservedConnection> {
     let config = Config {
+        profile,
         credits: grant,
         receive_window: Some(grant.max(64)),
         handle_delay: Duration::from_millis(20),
@@ -107,7 +96,7 @@ fn self_test(
     if !reverse.is_empty() {
         let mut runs = vec![None];
         runs.extend(client::scenarios_of(reverse.iter().copied()).into_iter().map(Some));
-        let options = RequesterOptions { nfs4_minor: Some(1), ..RequesterOptions::default() };
+        let options = RequesterOptions { nfs4_minor: Some(1), profile, ..RequesterOptions::default() };
         let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
         for e in errors {
             crate::errln!("note: the reference requester (NFSv4.1) stopped early: {e}");
@@ -125,7 +114,7 @@ fn self_test(
         if runs.is_empty() {
             continue;
         }
-        let options = RequesterOptions { version, ..RequesterOptions::default() };
+        let options = RequesterOptions { version, profile, ..RequesterOptions::default() };
         let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
         for e in errors {
             crate::errln!("note: the reference requester (Version {version}) stopped early: {e}");
@@ -137,7 +126,7 @@ fn self_test(
 
 /// The reference requester's workload, [`FUZZ_WORKLOADS`] times one after the other (a
 /// mutated reply ends a workload early), on the session's clock.
-fn fuzz_self_test(config: &Config, session: &serve_fuzz::Session) -> Vec<ObservedConnection> {
+fn fuzz_self_test(config: &Config, session: &fuzz::Session) -> Vec<ObservedConnection> {
     let mut all = Vec::new();
     for i in 0..FUZZ_WORKLOADS {
         if signals::INTERRUPT.load(std::sync::atomic::Ordering::SeqCst) {
@@ -149,8 +138,12 @@ fn fuzz_self_test(config: &Config, session: &serve_fuzz::Session) -> Vec<Observe
         // Every other workload NFSv4.1 (every one with --fuzz-reverse-only): its back channel
         // takes the reverse-direction calls fuzzed (RFC 8167).
         let nfs4_minor = (session.reverse_only || i % 2 == 1).then_some(1);
-        let options =
-            RequesterOptions { timeout: Duration::from_millis(150), nfs4_minor, ..RequesterOptions::default() };
+        let options = RequesterOptions {
+            timeout: Duration::from_millis(150),
+            nfs4_minor,
+            profile: config.profile,
+            ..RequesterOptions::default()
+        };
         let (observed, _) = observed_workloads(config, &[None], &options, &RequesterFaults::default());
         all.extend(observed.into_iter().map(|mut c| {
             c.events.iter_mut().for_each(|(t, _)| *t += offset);
@@ -164,55 +157,30 @@ fn fuzz_self_test(config: &Config, session: &serve_fuzz::Session) -> Vec<Observe
 /// Workloads of the reference requester under `serve --self-test --fuzz`.
 const FUZZ_WORKLOADS: usize = 12;
 
-pub fn run(args: ServeArgs) -> i32 {
-    let profile = match load_profile(args.expect.as_deref()) {
-        Ok(p) => p,
-        Err(code) => return code,
-    };
+pub fn run(args: ServeArgs) -> Outcome {
+    let profile = crate::profiles::load(args.expect.as_deref())?;
+    // The spec choices both sides read the wire under, and every observed message is decoded
+    // under: the codec's resolutions, or the `--profile` choices.
+    let wire = args.wire.profile()?;
     if !args.self_test && args.listen.is_none() {
-        crate::errln!("error: give --listen ADDR[:PORT] or --self-test");
-        return EXIT_USAGE;
+        return Err(usage("give --listen ADDR[:PORT] or --self-test"));
     }
-    let checks = match select(&args.select, &args.exclude) {
-        Ok(c) => c,
-        Err(e) => {
-            crate::errln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
+    let checks = crate::select::select_client(&args.select, &args.exclude)?;
     if args.fuzz.fuzz && (args.outputs.junit.is_some() || args.outputs.pcap.is_some() || args.outputs.kcidb.is_some()) {
-        crate::errln!(
-            "error: serve --fuzz writes its own report (--json); --junit, --pcap and --kcidb judge the catalogue"
-        );
-        return EXIT_USAGE;
+        return Err(usage(
+            "serve --fuzz writes its own report (--json); --junit, --pcap and --kcidb judge the catalogue",
+        ));
     }
     crate::output::text_to_stderr(args.outputs.report_on_stdout());
     crate::output::reconfigure();
     let quiet = args.text.quiet;
-    let mut outputs = match args.outputs.prepare() {
-        Ok(p) => p,
-        Err(e) => {
-            crate::errln!("error: {e}");
-            return EXIT_USAGE;
-        }
-    };
-    let session = if args.fuzz.fuzz {
-        match serve_fuzz::Session::start(&args.fuzz) {
-            Ok(s) => Some(s),
-            Err(code) => return code,
-        }
-    } else {
-        None
-    };
+    let mut outputs = args.outputs.prepare().map_err(HarnessError::Usage)?;
+    let session = if args.fuzz.fuzz { Some(fuzz::Session::start(&args.fuzz)?) } else { None };
     // Judging the catalogue of a real requester, its kernel log joins each scenario's checks.
     let scenario_log = match (&args.fuzz.kernel_log, &session, &args.listen) {
-        (Some(p), None, Some(_)) => match crate::serve_kernel_log::ScenarioLog::follow(p) {
-            Ok(l) => Some(l),
-            Err(e) => {
-                crate::errln!("error: --kernel-log {}: {e}", p.display());
-                return EXIT_USAGE;
-            }
-        },
+        (Some(p), None, Some(_)) => {
+            Some(kernel_log::ScenarioLog::follow(p).map_err(|e| usage(format!("--kernel-log {}: {e}", p.display())))?)
+        }
         _ => None,
     };
     let started = Instant::now();
@@ -222,14 +190,15 @@ pub fn run(args: ServeArgs) -> i32 {
     if !quiet && args.listen.is_none() {
         let against = report::profile_clause(profile.as_ref().map(|p| p.peer.as_str()), args.expect.as_deref());
         textln!(
-            "rpcrdma-harness {} serving the embedded reference requester (grant {}){against}",
-            report::VERSION,
-            args.grant
+            "rpcrdma-harness {} serving the embedded reference requester (grant {}{}){against}",
+            crate::build_info::VERSION,
+            args.grant,
+            crate::wire_profile::clause(&wire)
         );
     }
     let (observed, peer, transport) = if args.self_test {
         (
-            self_test(args.grant, &checks, session.as_ref()),
+            self_test(args.grant, &checks, session.as_ref(), wire),
             "embedded reference requester".to_string(),
             "emulated".to_string(),
         )
@@ -239,14 +208,17 @@ pub fn run(args: ServeArgs) -> i32 {
         let replacing = session
             .as_ref()
             .map_or(crate::peer::Replacing::Nothing, |s| crate::peer::Replacing::Mutated(s.mutator.clone()));
-        match crate::peer::serve(addr, args.grant, &scenarios, replacing, args.idle, args.max_time, &signals::INTERRUPT)
-        {
-            Ok((obs, desc)) => (obs, format!("requesters on {addr}"), desc),
-            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                crate::errln!("error: {e}");
-                return EXIT_USAGE;
-            }
-        }
+        let options = crate::peer::ServeOptions {
+            grant: args.grant,
+            scenarios: &scenarios,
+            replacing,
+            idle: args.idle,
+            max_time: args.max_time,
+            profile: wire,
+            interrupt: &signals::INTERRUPT,
+        };
+        let (obs, desc) = crate::peer::serve(addr, options)?;
+        (obs, format!("requesters on {addr}"), desc)
     };
     if !quiet {
         // Listening, the banner (printed once bound) cannot name the profile: this line does.
@@ -261,16 +233,16 @@ pub fn run(args: ServeArgs) -> i32 {
         );
     }
     if let Some(s) = &session {
-        return serve_fuzz::finish(s, &args.fuzz, &observed, profile.as_ref(), outputs.json.as_mut());
+        return fuzz::finish(s, &args.fuzz, &observed, profile.as_ref(), &wire, outputs.json.as_mut());
     }
-    let mut results = client::judge(&checks, &observed);
+    let mut results = client::judge(&checks, &observed, &wire);
     if let Some(log) = &scenario_log {
         log.attribute(&checks, &observed, &mut results);
     }
-    crate::serve_storm::judge(&checks, &observed, &mut results);
-    let judged: Vec<_> = results.iter().map(|r| judge(r, args.strict, profile.as_ref())).collect();
+    storm::judge(&checks, &observed, &mut results);
+    let judged = crate::finish::judge_all(results, args.strict, profile.as_ref());
     if !quiet {
-        for (r, j) in results.iter().zip(&judged) {
+        for JudgedResult { result: r, judged: j } in &judged {
             textln!("{}", report::text::line(r, j));
             if j.status.fails(args.strict) {
                 crate::output::text_str(&report::text::details(r, j));
@@ -282,6 +254,7 @@ pub fn run(args: ServeArgs) -> i32 {
     peer_version.announce(quiet);
     let meta = Metadata {
         profile_path: args.expect.as_ref().map(|p| p.display().to_string()),
+        wire_profile: crate::wire_profile::names(&wire),
         peer_version,
         ..Metadata::new("serve")
     };
@@ -293,14 +266,13 @@ pub fn run(args: ServeArgs) -> i32 {
         interrupted,
         started_unix,
         duration: started.elapsed(),
-        results: &results,
-        judged: &judged,
+        checks: &judged,
         meta,
     };
     let mut wrote = report::write_files(&run, &mut outputs);
     if let Some(dir) = &outputs.pcap {
         let path = dir.join(report::pcap::OBSERVED_FILE);
-        if let Err(e) = std::fs::write(&path, report::pcap::observed(&observed, started_unix)) {
+        if let Err(e) = std::fs::write(&path, report::pcap::observed(&observed, &wire, started_unix)) {
             crate::errln!("error: --pcap: cannot write {}: {e}", path.display());
             wrote = false;
         }
@@ -308,5 +280,5 @@ pub fn run(args: ServeArgs) -> i32 {
     if interrupted && !quiet {
         textln!("interrupted: judged what was observed before the signal");
     }
-    crate::run::close(wrote, &run)
+    crate::finish::close(wrote, &run)
 }

@@ -10,6 +10,7 @@ use std::path::PathBuf;
 use clap::{Args, Subcommand};
 use serde_json::{json, Map, Value};
 
+use crate::exit::{Ending, HarnessError, Outcome};
 use crate::outln;
 
 /// The placeholder of a divergence's reason (refused by the profile loader).
@@ -37,15 +38,10 @@ pub struct InitArgs {
     pub output: Option<PathBuf>,
 }
 
-pub fn run(cmd: ProfileCommand) -> i32 {
+pub fn run(cmd: ProfileCommand) -> Outcome {
     let ProfileCommand::Init(args) = cmd;
-    match init(&args) {
-        Ok(()) => 0,
-        Err(e) => {
-            crate::errln!("error: {e}");
-            2
-        }
-    }
+    init(&args).map_err(HarnessError::Usage)?;
+    Ok(Ending::AsExpected)
 }
 
 /// The raw outcomes a profile entry can list.

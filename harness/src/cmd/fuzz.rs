@@ -4,18 +4,16 @@
 
 use std::cell::RefCell;
 use std::path::{Path, PathBuf};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use rpcrdma_conformance::engine::RunOptions;
 use rpcrdma_conformance::expectations::KnownFinding;
-use rpcrdma_conformance::fuzz::resources::{self, Sample};
-use rpcrdma_conformance::fuzz::{self, Config, Embedded, Finding, Report, Target, Timing};
-use rpcrdma_peers::responder::Faults;
-use rpcrdma_peers::transport::Connector;
+use rpcrdma_conformance::fuzz::{self, Config, Finding, Report, Timing};
 use serde_json::json;
 
-use crate::run::{EXIT_FAILED, EXIT_OK, EXIT_UNREACHABLE, EXIT_USAGE};
+use crate::exit::{Ending, HarnessError, Outcome};
+use crate::fuzz_target::{default_timeout, file_safe, seconds, seed_or_clock, target, WatchArgs};
 
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
@@ -72,212 +70,30 @@ pub struct FuzzArgs {
     /// cases depends on the seed alone and `--skip-cases` resumes it exactly.
     #[arg(long)]
     pub no_feedback: bool,
+    /// Let a case go on over the previous case's connection while the peer keeps it healthy
+    /// (at most 32 cases a connection), liveness proven by a case's own last call where it can:
+    /// more cases a minute against a slow peer, but another sequence of cases than without it
+    /// (the one the reviewed profiles' known findings were measured on). A finding that needs
+    /// the cases before it names them (`preceding`); docs/fuzzing.md, "Cases and connections".
+    #[arg(long, conflicts_with = "reverse")]
+    pub reuse_connections: bool,
+    #[command(flatten)]
+    pub wire: crate::wire_profile::WireArgs,
+    /// Fuzz the reverse direction instead (RFC 8167): per case, an NFSv4.1 session whose back
+    /// channel rides a fresh connection, the server's reverse-direction call awaited (a recall
+    /// provoked when no CB_NULL comes) and answered with a mutated reply, then the server's
+    /// liveness checked (docs/fuzzing.md).
+    #[arg(long, conflicts_with_all = ["journal", "skip_cases", "no_feedback", "max_messages"])]
+    pub reverse: bool,
+    /// With --reverse: stop after this many cases.
+    #[arg(long, value_name = "N", requires = "reverse")]
+    pub max_cases: Option<u64>,
     /// Make the embedded responder misbehave (for testing the fuzzer itself).
     #[arg(long, value_name = "FAULT", hide = true)]
     pub fault: Vec<String>,
 }
 
-/// Watching and reviving the peer (`fuzz` and `replay`).
-#[derive(Debug, Clone, Default, Args)]
-pub struct WatchArgs {
-    /// Follow the peer's kernel log (`/dev/kmsg` when the harness runs on the peer's machine):
-    /// a WARN, BUG, oops, KASAN or hung-task report during a case is a finding, with the trace.
-    #[arg(long, value_name = "FILE")]
-    pub kernel_log: Option<PathBuf>,
-    /// A shell command that restarts the peer (e.g. its NFS server) after a crash or hang and
-    /// between minimisation trials; it must exit 0 once the peer is up again. With `--peer`.
-    #[arg(long, value_name = "CMD")]
-    pub restart_command: Option<String>,
-    /// The peer's own log (a user-space server's, on this machine): a backtrace its crash
-    /// handler writes there during a case makes the crash's finding name its site (the top
-    /// frames: `crash: f < g < h`), so each known crash site is listed in a profile and a new
-    /// one is a new finding. NFS-Ganesha's registered total (`total_rdma_reg_mem`) is read
-    /// from it too.
-    #[arg(long, value_name = "FILE")]
-    pub peer_log: Option<PathBuf>,
-    /// A file holding the peer process's id (re-read after each case, so a restarted peer is
-    /// followed): after each case its memory (/proc/PID/status: VmRSS, VmLck, VmPin) and the
-    /// machine's (/proc/meminfo) are read; memory kept for every closed connection is a
-    /// `resource-leak` finding with the numbers, and the peer is restarted before the machine
-    /// runs out (`fuzz --peer-memory-floor`).
-    #[arg(long, value_name = "FILE")]
-    pub peer_pid_file: Option<PathBuf>,
-}
-
-/// A peer over verbs, restarted by `--restart-command` when one is given.
-pub struct Remote {
-    addr: String,
-    connector: Box<dyn Connector>,
-    restart_command: Option<String>,
-}
-
-impl Target for Remote {
-    fn connector(&mut self) -> &mut dyn Connector {
-        self.connector.as_mut()
-    }
-    fn restart(&mut self) -> bool {
-        match &self.restart_command {
-            Some(cmd) => {
-                let r = crate::peer_health::run_command(cmd, crate::peer_health::RESTART_LIMIT, false);
-                if !r.succeeded() {
-                    eprintln!("warning: the restart command failed ({}): {cmd}", r.status);
-                }
-                r.succeeded()
-            }
-            None => false,
-        }
-    }
-    fn can_restart(&self) -> bool {
-        self.restart_command.is_some()
-    }
-    fn cheap_restart(&self) -> bool {
-        false
-    }
-    fn describe(&self) -> String {
-        self.addr.clone()
-    }
-}
-
-/// A target whose logs and process are watched.
-struct Watched {
-    inner: Box<dyn Target>,
-    kernel: Option<crate::kernel_log::KernelLog>,
-    peer: Option<crate::kernel_log::KernelLog>,
-    pid_file: Option<PathBuf>,
-}
-
-/// The peer process named by `pid_file` and its machine, from `/proc`; None while the file
-/// or the process is missing (a peer being restarted).
-pub fn sample(pid_file: &Path) -> Option<Sample> {
-    let pid: u32 = std::fs::read_to_string(pid_file).ok()?.trim().parse().ok()?;
-    let (rss_kib, locked_kib, pinned_kib) =
-        resources::parse_status(&std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?)?;
-    let (available_kib, total_kib) = resources::parse_meminfo(&std::fs::read_to_string("/proc/meminfo").ok()?)?;
-    Some(Sample { pid, rss_kib, locked_kib, pinned_kib, available_kib, total_kib, registered: None })
-}
-
-impl Target for Watched {
-    fn connector(&mut self) -> &mut dyn Connector {
-        self.inner.connector()
-    }
-    fn restart(&mut self) -> bool {
-        self.inner.restart()
-    }
-    fn can_restart(&self) -> bool {
-        self.inner.can_restart()
-    }
-    fn cheap_restart(&self) -> bool {
-        self.inner.cheap_restart()
-    }
-    fn describe(&self) -> String {
-        self.inner.describe()
-    }
-    fn kernel_log(&mut self) -> Vec<String> {
-        self.kernel.as_ref().map(|l| l.drain()).unwrap_or_default()
-    }
-    fn peer_log(&mut self) -> Vec<String> {
-        self.peer.as_ref().map(|l| l.drain()).unwrap_or_default()
-    }
-    fn resources(&mut self) -> Option<Sample> {
-        sample(self.pid_file.as_deref()?)
-    }
-    fn note(&mut self, what: &str) {
-        crate::textln!("{what}");
-    }
-}
-
-/// The target `--peer`, `--fault` and the watch options name; Err(exit code) after saying
-/// why not.
-pub fn target(peer: Option<&str>, faults: &[String], watch: &WatchArgs) -> Result<Box<dyn Target>, i32> {
-    let inner = bare_target(peer, faults, watch.restart_command.as_deref())?;
-    if watch.kernel_log.is_none() && watch.peer_log.is_none() && watch.peer_pid_file.is_none() {
-        return Ok(inner);
-    }
-    let open = |path: &Option<PathBuf>, option: &str, kmsg: bool| {
-        path.as_ref()
-            .map(|p| {
-                let log = if kmsg {
-                    crate::kernel_log::KernelLog::follow(p)
-                } else {
-                    crate::kernel_log::KernelLog::follow_plain(p)
-                };
-                log.map_err(|e| {
-                    eprintln!("error: {option} {}: {e}", p.display());
-                    EXIT_USAGE
-                })
-            })
-            .transpose()
-    };
-    let kernel = open(&watch.kernel_log, "--kernel-log", true)?;
-    let peer = open(&watch.peer_log, "--peer-log", false)?;
-    if let Some(p) = &watch.peer_pid_file {
-        // The peer must be there to be watched; a pid file that names no process is a mistake.
-        if sample(p).is_none() {
-            eprintln!(
-                "error: --peer-pid-file {}: no readable process id in it, or no /proc/PID/status and /proc/meminfo for it",
-                p.display()
-            );
-            return Err(EXIT_USAGE);
-        }
-    }
-    Ok(Box::new(Watched { inner, kernel, peer, pid_file: watch.peer_pid_file.clone() }))
-}
-
-fn bare_target(peer: Option<&str>, faults: &[String], restart: Option<&str>) -> Result<Box<dyn Target>, i32> {
-    if peer.is_none() && restart.is_some() {
-        eprintln!("error: --restart-command applies to --peer only (the embedded responder restarts itself)");
-        return Err(EXIT_USAGE);
-    }
-    let mut f = Faults::default();
-    for name in faults {
-        if !f.set(name) {
-            eprintln!("error: unknown fault {name:?}; known: {}", Faults::NAMES.join(", "));
-            return Err(EXIT_USAGE);
-        }
-    }
-    match peer {
-        None => Ok(Box::new(Embedded::new(f))),
-        Some(_) if !faults.is_empty() => {
-            eprintln!("error: --fault applies to the embedded responder only");
-            Err(EXIT_USAGE)
-        }
-        Some(addr) => match crate::peer::connector(addr) {
-            Ok(c) => Ok(Box::new(Remote {
-                addr: addr.to_string(),
-                connector: c,
-                restart_command: restart.map(str::to_string),
-            })),
-            Err(crate::peer::PeerError::Usage(e)) | Err(crate::peer::PeerError::Environment(e)) => {
-                eprintln!("error: {e}");
-                Err(EXIT_USAGE)
-            }
-        },
-    }
-}
-
-/// `--timeout` as given, or its default: 0.3 s for the embedded responder (it answers in
-/// microseconds; a hang costs five of these per trial), 1 s for a peer.
-pub fn default_timeout(given: Option<f64>, peer: bool) -> f64 {
-    given.unwrap_or(if peer { 1.0 } else { 0.3 })
-}
-
-/// The longest `--seconds` or `--timeout`: a year (a fuzz session is bounded by its budget;
-/// anything longer is a typo, and `Duration` would overflow past about 1.8e19 s).
-pub const MAX_FUZZ_SECS: f64 = 365.0 * 24.0 * 3600.0;
-
-/// A positive, finite number of seconds up to [`MAX_FUZZ_SECS`], or a usage error naming the
-/// option and the value (as `run` refuses its durations: `crate::args`).
-pub fn seconds(v: f64, option: &str) -> Result<Duration, i32> {
-    if !(v > 0.0 && v.is_finite()) {
-        crate::errln!("error: {option} {v}: give a positive, finite number of seconds");
-        Err(EXIT_USAGE)
-    } else if v > MAX_FUZZ_SECS {
-        crate::errln!("error: {option} {v:e}: at most {MAX_FUZZ_SECS} seconds (a year)");
-        Err(EXIT_USAGE)
-    } else {
-        Ok(Duration::from_secs_f64(v))
-    }
-}
+mod reverse;
 
 /// Whether `--json` names standard output.
 fn is_dash(p: &Path) -> bool {
@@ -301,16 +117,6 @@ fn check_json_path(path: &Path) -> Result<(), String> {
         .open(path)
         .map(drop)
         .map_err(|e| format!("--json {}: {e}", path.display()))
-}
-
-/// `s` as part of a file name: letters, digits and `-` kept, anything else `_`.
-pub(crate) fn file_safe(s: &str) -> String {
-    s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
-}
-
-/// `--seed` as given, or one from the clock.
-pub(crate) fn seed_or_clock(seed: Option<u64>) -> u64 {
-    seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64))
 }
 
 fn file_name(f: &Finding, n: usize) -> String {
@@ -387,6 +193,14 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     }
     let outcomes: Vec<String> = r.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("liveness after each case: {}\n", outcomes.join(", "));
+    s += &format!(
+        "connections: {} opened for {} cases ({:.0} cases/s); {} cases went on over the connection of the cases before, {} shown alive by the reply to their own last call (no NULL)\n",
+        r.connections,
+        r.cases,
+        r.cases_per_second(),
+        r.reused,
+        r.own_probes
+    );
     let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("cases per finding class: {}\n", classes.join(", "));
     s += &format!("coverage: {} reply signatures, corpus of {}\n", r.signatures, r.corpus);
@@ -444,6 +258,10 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "cases": r.cases,
         "messages": r.messages,
         "messages_per_second": r.messages_per_second(),
+        "cases_per_second": r.cases_per_second(),
+        "connections": r.connections,
+        "reused_cases": r.reused,
+        "own_probes": r.own_probes,
         "liveness": r.outcomes,
         "finding_classes": r.classes,
         "signatures": r.signatures,
@@ -470,70 +288,63 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
     })
 }
 
-pub fn run(args: FuzzArgs) -> i32 {
+pub fn run(args: FuzzArgs) -> Outcome {
+    if args.reverse {
+        return reverse::run(args);
+    }
     if let Some(path) = &args.json {
-        if let Err(e) = check_json_path(path) {
-            crate::errln!("error: {e}");
-            return EXIT_USAGE;
-        }
+        check_json_path(path).map_err(HarnessError::Usage)?;
     }
     // `--json -`: the report takes standard output, and the text goes to standard error.
     let json_to_stdout = args.json.as_deref().is_some_and(is_dash);
     crate::output::text_to_stderr(json_to_stdout);
-    let duration = match seconds(args.seconds, "--seconds") {
-        Ok(d) => d,
-        Err(code) => return code,
+    let duration = seconds(args.seconds, "--seconds")?;
+    let reply = seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout")?;
+    let (expected, peer_version) = {
+        let p = crate::profiles::load(args.expect.as_deref())?;
+        let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
+        let line = v.line();
+        (p.map(|p| p.findings).unwrap_or_default(), (v, line))
     };
-    let reply = match seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout") {
-        Ok(d) => d,
-        Err(code) => return code,
-    };
-    let (expected, peer_version) = match crate::run::load_profile(args.expect.as_deref()) {
-        Ok(p) => {
-            let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
-            let line = v.line();
-            (p.map(|p| p.findings).unwrap_or_default(), (v, line))
-        }
-        Err(code) => return code,
-    };
-    let mut target = match target(args.peer.as_deref(), &args.fault, &args.watch) {
-        Ok(t) => t,
-        Err(code) => return code,
-    };
-    if let Err(e) = std::fs::create_dir_all(&args.out) {
-        eprintln!("error: {}: {e}", args.out.display());
-        return EXIT_USAGE;
-    }
+    // The spec choices the cases, the replies' classification, the embedded responder and the
+    // reproducers go by.
+    let wire = args.wire.profile()?;
+    let mut target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
+    std::fs::create_dir_all(&args.out)
+        .map_err(|e| HarnessError::Environment(format!("{}: {e}", args.out.display())))?;
     let journal = match &args.journal {
         None => None,
-        Some(path) => match fuzz::Journal::open(path) {
-            Ok(j) => Some(std::sync::Arc::new(j)),
-            Err(e) => {
-                eprintln!("error: --journal {}: {e}", path.display());
-                return EXIT_USAGE;
-            }
-        },
+        Some(path) => Some(std::sync::Arc::new(
+            fuzz::Journal::open(path)
+                .map_err(|e| HarnessError::Environment(format!("--journal {}: {e}", path.display())))?,
+        )),
     };
     let seed = seed_or_clock(args.seed);
     let config = Config {
         seed,
         duration: Some(duration),
         max_messages: args.max_messages,
-        options: RunOptions { timeout: reply.max(Duration::from_secs(2)), ..RunOptions::default() },
+        options: RunOptions { timeout: reply.max(Duration::from_secs(2)), profile: wire, ..RunOptions::default() },
         timing: Timing { reply },
         tool_version: env!("CARGO_PKG_VERSION").into(),
         skip_cases: args.skip_cases,
         feedback: !args.no_feedback,
         journal: journal.clone(),
         memory_floor_percent: args.peer_memory_floor,
+        reuse_connections: args.reuse_connections,
         ..Config::default()
     };
-    let skipping =
-        if args.skip_cases > 0 { format!(", skipping its first {} cases", args.skip_cases) } else { String::new() };
+    let skipping = match (args.skip_cases, args.reuse_connections) {
+        (0, false) => String::new(),
+        (0, true) => ", connections reused across cases".to_string(),
+        (n, false) => format!(", skipping its first {n} cases"),
+        (n, true) => format!(", skipping its first {n} cases, connections reused across cases"),
+    };
     crate::textln!(
-        "rpcrdma-harness {} fuzzing {} (seed {seed}{skipping})",
+        "rpcrdma-harness {} fuzzing {} (seed {seed}{skipping}{})",
         env!("CARGO_PKG_VERSION"),
-        target.describe()
+        target.describe(),
+        crate::wire_profile::clause(&wire)
     );
     let files: RefCell<Vec<Option<PathBuf>>> = RefCell::new(Vec::new());
     let mut write_failed = false;
@@ -542,7 +353,8 @@ pub fn run(args: FuzzArgs) -> i32 {
     // finding (ended "not ended ..."): a run killed outright (the OOM killer's SIGKILL) still
     // leaves its report, saying it did not end.
     let json_path = args.json.clone();
-    let version_fields = peer_version.0.json_fields();
+    let mut version_fields = peer_version.0.json_fields().to_vec();
+    version_fields.push(("wire_profile", json!(crate::wire_profile::names(&wire))));
     let write_json = |report: &Report, known: &[Option<String>]| -> Result<(), String> {
         // Standard output takes the report once, at the end.
         let Some(path) = json_path.as_deref().filter(|p| !is_dash(p)) else { return Ok(()) };
@@ -610,8 +422,7 @@ pub fn run(args: FuzzArgs) -> i32 {
         write_failed = true;
     }
     if report.ended == fuzz::Ended::Unreachable {
-        eprintln!("error: cannot reach {}", report.peer);
-        return EXIT_UNREACHABLE;
+        return Err(HarnessError::Unreachable(format!("cannot reach {}", report.peer)));
     }
     let known = known_reasons(&report, &expected);
     if let Some(line) = &peer_version.1 {
@@ -631,14 +442,8 @@ pub fn run(args: FuzzArgs) -> i32 {
             write_failed = true;
         }
     }
-    if let Some(code) = crate::signals::exit_code() {
-        return code;
+    if write_failed && crate::signals::exit_code().is_none() {
+        return Err(HarnessError::Unwritten);
     }
-    if write_failed {
-        EXIT_USAGE
-    } else if known.iter().all(Option::is_some) {
-        EXIT_OK
-    } else {
-        EXIT_FAILED
-    }
+    Ok(Ending::judged(!known.iter().all(Option::is_some)))
 }

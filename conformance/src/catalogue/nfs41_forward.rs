@@ -1,0 +1,507 @@
+//! NFSv4.1's forward direction where RFC 8267 6.4.1 speaks: how a server pairs the write chunks
+//! of a COMPOUND with its READ operations. The harness is an NFSv4.1 client (EXCHANGE_ID,
+//! CREATE_SESSION without a back channel, then SEQUENCE-led COMPOUNDs, RFC 8881 18.35, 18.36,
+//! 18.46) reading two files with the READ-bypass stateid: the k-th write chunk belongs to the
+//! k-th READ (6.4.1#1), a matching non-empty chunk carries its data (#2), an empty one keeps
+//! it inline (#3), a READ that fails gets its chunk back with no data (#4), READs beyond the
+//! write list come back inline (#5); and a write chunk of sixteen segments, within 6.4.2's
+//! prescriptions, is accepted (6.4.2#2, its write-list part). A server that serves no NFSv4.1
+//! over RDMA is `unsupported`.
+
+use rpcrdma_codec::chunk::Segment;
+use rpcrdma_codec::rpc::AcceptStat;
+
+use rpcrdma_peers::proto::nfs3::{self, file_contents};
+use rpcrdma_peers::proto::nfs4::READ_BYPASS_STATEID;
+use rpcrdma_peers::proto::nfs41::{
+    self, compound_res, CbSec, ChannelAttrs, CompoundRes, Op, Res, SessionId, Stateid, EXCHGID4_FLAG_USE_NON_PNFS,
+    MINOR_V1, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_READ, SP4_NONE,
+};
+use rpcrdma_peers::transport::{Access, Region};
+
+use super::steps::{start, CANARY};
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
+use crate::frame::rpc::RpcKind;
+
+/// Each write chunk offered: one 64-byte segment, room for either READ's data (RFC 8166
+/// 4.3.2.2: a requester provisions each chunk for the largest item it may take).
+const CHUNK_LEN: u32 = 64;
+/// A stateid no server issued (RFC 8881 8.2): a READ with it fails (NFS4ERR_BAD_STATEID), a
+/// READ4res arm without a DDP-eligible result.
+const BOGUS_STATEID: Stateid = *b"\0\0\0\x01rpcrdma-bad!";
+
+/// One READ of a COMPOUND: the file (in the export's root), the stateid, the byte count.
+#[derive(Clone, Copy)]
+struct ReadOp {
+    name: &'static str,
+    stateid: Stateid,
+    count: u32,
+}
+
+/// `five` whole (5 bytes), then the first 40 bytes of `big`: different lengths, so an item in
+/// the wrong place shows.
+const FIVE: ReadOp = ReadOp { name: nfs3::FILE_FIVE, stateid: READ_BYPASS_STATEID, count: 5 };
+const BIG: ReadOp = ReadOp { name: nfs3::FILE_BIG, stateid: READ_BYPASS_STATEID, count: 40 };
+
+/// The bytes a READ of the test export returns.
+fn contents(r: &ReadOp) -> Vec<u8> {
+    match r.name {
+        nfs3::FILE_FIVE => file_contents(5),
+        _ => file_contents(70000)[..r.count as usize].to_vec(),
+    }
+}
+
+/// The harness's NFSv4.1 session: its ID and slot 0's next sequenceid.
+struct Session {
+    sid: SessionId,
+    seq: u32,
+}
+
+/// A COMPOUND without chunks, its COMPOUND4res (no READ in it).
+fn plain_compound(ctx: &mut Ctx, ops: &[Op], want: &str) -> Result<CompoundRes, Verdict> {
+    let call = ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, nfs41::compound_args("rpcrdma", MINOR_V1, ops));
+    let got = ctx.call(&call.msg());
+    let (f, _) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    if let Ok(RpcKind::Accepted(AcceptStat::ProgMismatch { .. } | AcceptStat::ProgUnavail)) =
+        expect::rpc(f).map(|r| &r.kind)
+    {
+        return Err(Verdict::unsupported(want, "the server serves no NFSv4 over RDMA (PROG_MISMATCH or PROG_UNAVAIL)"));
+    }
+    let (f, _) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let results = expect::results(f).or_fail(want)?;
+    compound_res(results, |_| false).ok_or_else(|| Verdict::fail(want, "COMPOUND4res that does not decode"))
+}
+
+/// Connects and creates a session with no back channel (RFC 8881 18.35, 18.36): what the
+/// checks' COMPOUNDs run in. Unsupported when the server serves no NFSv4.1.
+fn session(ctx: &mut Ctx) -> Result<Session, Verdict> {
+    start(ctx)?;
+    let want = "an NFSv4.1 session: EXCHANGE_ID and CREATE_SESSION answered NFS4_OK";
+    let owner = format!("rpcrdma-harness-fwd-{:08x}", ctx.xid());
+    let exchange = Op::ExchangeId {
+        verifier: *b"rpcrdma4",
+        owner: owner.into_bytes(),
+        flags: EXCHGID4_FLAG_USE_NON_PNFS,
+        state_protect: SP4_NONE,
+        impl_id: None,
+    };
+    let res = plain_compound(ctx, &[exchange], want)?;
+    let Some(&Res::ExchangeId { clientid, sequenceid, .. }) = res.find(OP_EXCHANGE_ID) else {
+        let why =
+            format!("COMPOUND status {}, no EXCHANGE_ID result: the server serves no NFSv4.1 over RDMA", res.status);
+        return Err(Verdict::unsupported(want, why));
+    };
+    let attrs = |size: u32, requests: u32| ChannelAttrs {
+        headerpadsize: 0,
+        maxrequestsize: size,
+        maxresponsesize: size,
+        maxresponsesize_cached: 0,
+        maxoperations: 16,
+        maxrequests: requests,
+        rdma_ird: None,
+    };
+    let create = Op::CreateSession {
+        clientid,
+        sequence: sequenceid,
+        flags: 0,
+        fore: attrs(1 << 20, 8),
+        back: attrs(1024, 2),
+        cb_program: 0x4000_0000,
+        sec: vec![CbSec::None],
+    };
+    let res = plain_compound(ctx, &[create], want)?;
+    let Some(&Res::CreateSession { sessionid, .. }) = res.find(OP_CREATE_SESSION) else {
+        return Err(Verdict::unsupported(want, format!("CREATE_SESSION: COMPOUND status {}", res.status)));
+    };
+    Ok(Session { sid: sessionid, seq: 1 })
+}
+
+/// A READ's status and, when it succeeded, its data length and its data if inline.
+type ReadOut = (u32, Option<(u32, Option<Vec<u8>>)>);
+
+/// What a server returned for a COMPOUND of READs: the write list and the decoded COMPOUND4res
+/// (an item taken from its write chunk where the chunk came back with data).
+struct Returned {
+    writes: Vec<Vec<Segment>>,
+    res: CompoundRes,
+}
+
+impl Returned {
+    /// The READ results in order.
+    fn reads(&self) -> Vec<ReadOut> {
+        let read = |r: &nfs41::OpResult| match &r.res {
+            Some(Res::Read { data, read: Some(rd), .. }) => Some((rd.data_len, rd.data_at.map(|_| data.clone()))),
+            _ => None,
+        };
+        self.res.results.iter().filter(|r| r.op == OP_READ).map(|r| (r.status, read(r))).collect()
+    }
+}
+
+/// SEQUENCE, then PUTFH of the export's root (the MOUNT handle: NFSv4 takes the same handles;
+/// PUTROOTFH is the pseudo-root), LOOKUP and READ for each of `reads`, with `writes` as the
+/// write list. A refusal of the write list (ERR_CHUNK, or GARBAGE_ARGS: RFC 8267 6.4.2's two
+/// answers for a list too complex) is for the caller to judge, as [`Sent::Refused`];
+/// unsupported when the server serves no NFSv4.
+fn send_reads(
+    ctx: &mut Ctx,
+    s: &mut Session,
+    reads: &[ReadOp],
+    writes: Vec<Vec<Segment>>,
+    want: &str,
+) -> Result<Sent, Verdict> {
+    let mut ops =
+        vec![Op::Sequence { sessionid: s.sid, sequenceid: s.seq, slotid: 0, highest_slotid: 0, cachethis: false }];
+    for r in reads {
+        ops.push(Op::PutFh(ctx.root_fh().to_vec()));
+        ops.push(Op::Lookup(r.name.as_bytes().to_vec()));
+        ops.push(Op::Read { stateid: r.stateid, offset: 0, count: r.count });
+    }
+    let mut call = ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, nfs41::compound_args("rpcrdma", MINOR_V1, &ops));
+    call.writes = writes;
+    let got = ctx.call(&call.msg());
+    if expect::err_chunk(&got, call.xid).is_ok() {
+        return Ok(Sent::Refused("ERR_CHUNK"));
+    }
+    let (f, _) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    match expect::rpc(f).map(|r| &r.kind) {
+        Ok(RpcKind::Accepted(AcceptStat::ProgMismatch { .. } | AcceptStat::ProgUnavail)) => {
+            return Err(Verdict::unsupported(want, "no NFSv4 (PROG_MISMATCH or PROG_UNAVAIL)"));
+        }
+        Ok(RpcKind::Accepted(AcceptStat::GarbageArgs)) => return Ok(Sent::Refused("GARBAGE_ARGS")),
+        _ => {}
+    }
+    let (f, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let returned = h.body.chunks().map(|c| c.writes.clone()).unwrap_or_default();
+    let results = expect::results(f).or_fail(want)?;
+    // A requester takes an item from its write chunk when the chunk comes back with data.
+    let written = |k: usize| returned.get(k).is_some_and(|c| c.iter().any(|seg| seg.length > 0));
+    let res = compound_res(results, written)
+        .ok_or("COMPOUND4res does not decode with the items the returned write list holds")
+        .or_fail(want)?;
+    if res.results.first().is_some_and(|r| r.status == NFS4_OK) {
+        s.seq = s.seq.wrapping_add(1);
+    }
+    if res.trailing != 0 {
+        return Err(Verdict::fail(want, format!("{} bytes after the COMPOUND4res", res.trailing)));
+    }
+    Ok(Sent::Returned(Returned { writes: returned, res }))
+}
+
+/// What a COMPOUND of READs got: the write list refused (how), or a reply.
+enum Sent {
+    Refused(&'static str),
+    Returned(Returned),
+}
+
+/// [`send_reads`], a refusal judged by the write list's shape: a list of several chunks is
+/// more than RFC 8267 6.4.2 lets a client assume a server takes (unsupported); a single
+/// chunk of at most sixteen segments is within it, and a server MUST process it (a failure).
+fn read_compound(
+    ctx: &mut Ctx,
+    s: &mut Session,
+    reads: &[ReadOp],
+    writes: Vec<Vec<Segment>>,
+    want: &str,
+) -> Result<Returned, Verdict> {
+    let several = writes.len() > 1;
+    match send_reads(ctx, s, reads, writes, want)? {
+        Sent::Returned(r) => Ok(r),
+        Sent::Refused(how) if several => {
+            let why = format!(
+                "{how}: a write list of several chunks refused (RFC 8267 6.4.2 lets an NFSv4 server take only one)"
+            );
+            Err(Verdict::unsupported(want, why))
+        }
+        Sent::Refused(how) => {
+            let why = format!("{how}: a write list of one chunk refused, within RFC 8267 6.4.2's prescriptions");
+            Err(Verdict::fail(want, why))
+        }
+    }
+}
+
+/// Registered write chunks of one `CHUNK_LEN` segment each, filled with the canary; None in
+/// `shape` is an empty chunk (no segments).
+fn offer(ctx: &mut Ctx, shape: &[bool]) -> (Vec<Option<Region>>, Vec<Vec<Segment>>) {
+    let regions: Vec<Option<Region>> =
+        shape.iter().map(|&used| used.then(|| ctx.register(CHUNK_LEN, Access::WRITE))).collect();
+    for r in regions.iter().flatten() {
+        ctx.conn().write_local(r, 0, &[CANARY; CHUNK_LEN as usize]).expect("own region");
+    }
+    let writes = regions.iter().map(|r| r.iter().map(|r| r.segment()).collect()).collect();
+    (regions, writes)
+}
+
+/// None when `region` holds exactly `data` (and the canary after it); else what it holds,
+/// for the verdict (the bytes where `data` should be, and four more).
+fn mismatch(ctx: &mut Ctx, region: &Region, data: &[u8]) -> Option<String> {
+    let bytes = ctx.conn().read_local(region).expect("own region");
+    let ok = bytes[..data.len()] == data[..] && bytes[data.len()..].iter().all(|&b| b == CANARY);
+    (!ok).then(|| format!("it holds {:02x?}", &bytes[..(data.len() + 4).min(bytes.len())]))
+}
+
+/// Unless both READs returned data: inconclusive, the precondition not met.
+fn both_read(r: &Returned, want: &str) -> Result<(), Verdict> {
+    let reads = r.reads();
+    if r.res.status != NFS4_OK || reads.len() != 2 || reads.iter().any(|(st, rd)| *st != NFS4_OK || rd.is_none()) {
+        let got = format!("COMPOUND status {} with READ results {reads:?}: no two READ results to judge", r.res.status);
+        return Err(Verdict::inconclusive(want, got));
+    }
+    Ok(())
+}
+
+/// (handle, offset, length) of each returned chunk's segments.
+fn shape(writes: &[Vec<Segment>]) -> Vec<Vec<(u32, u64, u32)>> {
+    writes.iter().map(|c| c.iter().map(|s| (s.handle, s.offset, s.length)).collect()).collect()
+}
+
+/// 6.4.1#1 and #2: two READs, two non-empty write chunks.
+fn first_read_first_chunk(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "the first READ's 5 bytes in the first write chunk and the second READ's 40 bytes in the second (lengths 5 and 40, handles and offsets as offered), neither inline, nothing else written";
+    let (regions, offered) = offer(ctx, &[true, true]);
+    let r = read_compound(ctx, &mut s, &[FIVE, BIG], offered.clone(), want)?;
+    both_read(&r, want)?;
+    let expected: Vec<_> =
+        offered.iter().zip([FIVE, BIG]).map(|(c, rd)| vec![(c[0].handle, c[0].offset, rd.count)]).collect();
+    if shape(&r.writes) != expected {
+        let got = format!("the write list returned as {:?} for READ results {:?}", r.writes, r.reads());
+        return Err(Verdict::fail(want, got));
+    }
+    if let Some(k) = r.reads().iter().position(|(_, rd)| rd.as_ref().is_some_and(|(_, inline)| inline.is_some())) {
+        return Err(Verdict::fail(want, format!("READ {} returned its data inline too", k + 1)));
+    }
+    for (k, (region, rd)) in regions.iter().zip([FIVE, BIG]).enumerate() {
+        if let Some(got) = mismatch(ctx, region.as_ref().expect("offered"), &contents(&rd)) {
+            return Err(Verdict::fail(
+                want,
+                format!("write chunk {} is not READ {}'s data alone: {got}", k + 1, k + 1),
+            ));
+        }
+    }
+    Ok(Verdict::pass(want, "each READ's data in its own write chunk, in the order of the READs"))
+}
+
+/// 6.4.1#3: two READs, the first chunk empty, the second non-empty.
+fn empty_chunk_read_inline(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "the first READ's 5 bytes inline and an empty write chunk (no segments) first in the write list; the second READ's 40 bytes in the second chunk";
+    let (regions, offered) = offer(ctx, &[false, true]);
+    let r = match send_reads(ctx, &mut s, &[FIVE, BIG], offered.clone(), want)? {
+        Sent::Returned(r) => r,
+        Sent::Refused(how) => {
+            // Refused for the empty chunk, or for two chunks (RFC 8267 6.4.2 lets a server
+            // take one): the same COMPOUND with two non-empty chunks tells which.
+            let (_, two) = offer(ctx, &[true, true]);
+            let control = send_reads(ctx, &mut s, &[FIVE, BIG], two, want)?;
+            return Err(if let Sent::Refused(_) = control {
+                let why = "a write list of two chunks refused, with or without an empty one (RFC 8267 6.4.2 lets an NFSv4 server take only one)";
+                Verdict::unsupported(want, format!("{how}: {why}"))
+            } else {
+                let why = "for the write list with an empty chunk, while the same COMPOUND with two non-empty chunks is processed";
+                Verdict::fail(want, format!("{how} {why}"))
+            });
+        }
+    };
+    both_read(&r, want)?;
+    let second = &offered[1][0];
+    if shape(&r.writes) != vec![vec![], vec![(second.handle, second.offset, BIG.count)]] {
+        let got = format!("the write list returned as {:?} for READ results {:?}", r.writes, r.reads());
+        return Err(Verdict::fail(want, got));
+    }
+    let reads = r.reads();
+    match &reads[0].1 {
+        Some((5, Some(data))) if *data == contents(&FIVE) => {}
+        other => return Err(Verdict::fail(want, format!("the first READ returned {other:?}, not its 5 bytes inline"))),
+    }
+    if let Some(got) = mismatch(ctx, regions[1].as_ref().expect("offered"), &contents(&BIG)) {
+        return Err(Verdict::fail(
+            want,
+            format!("the second write chunk does not hold the second READ's data alone: {got}"),
+        ));
+    }
+    Ok(Verdict::pass(want, "the READ with the empty chunk inline, the next READ in the next chunk"))
+}
+
+/// 6.4.1#4: two READs with a chunk each, the second READ failing.
+fn failed_read_empty_chunk(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "the first READ's 5 bytes in the first write chunk; the second write chunk, whose READ failed, returned in its place with no data: empty (no segments), or unused (its segment with length 0, RFC 8166 4.3.2.2)";
+    let (regions, offered) = offer(ctx, &[true, true]);
+    let failing = ReadOp { stateid: BOGUS_STATEID, ..BIG };
+    let r = read_compound(ctx, &mut s, &[FIVE, failing], offered.clone(), want)?;
+    let reads = r.reads();
+    let precondition = reads.len() == 2 && reads[0].0 == NFS4_OK && reads[0].1.is_some() && reads[1].0 != NFS4_OK;
+    if !precondition {
+        let got = format!(
+            "READ results {reads:?} (COMPOUND status {}): not a first READ that succeeded and a second that failed",
+            r.res.status
+        );
+        return Err(Verdict::inconclusive(want, got));
+    }
+    let first = &offered[0][0];
+    let second = &offered[1][0];
+    let unused = vec![(second.handle, second.offset, 0)];
+    let got = shape(&r.writes);
+    let ok = got.len() == 2
+        && got[0] == vec![(first.handle, first.offset, FIVE.count)]
+        && (got[1].is_empty() || got[1] == unused);
+    if !ok {
+        let got = format!("the write list returned as {:?} for READ results {reads:?}", r.writes);
+        return Err(Verdict::fail(want, got));
+    }
+    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
+        return Err(Verdict::fail(want, "the first READ returned its data inline too"));
+    }
+    if let Some(got) = mismatch(ctx, regions[0].as_ref().expect("offered"), &contents(&FIVE)) {
+        return Err(Verdict::fail(
+            want,
+            format!("the first write chunk does not hold the first READ's data alone: {got}"),
+        ));
+    }
+    let form = if got[1].is_empty() { "empty" } else { "unused" };
+    Ok(Verdict::pass(want, format!("the failed READ's chunk returned {form} in its position")))
+}
+
+/// 6.4.1#5: two READs, one write chunk.
+fn surplus_reads_inline(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "with one write chunk for two READs: the first READ's 5 bytes in it, the second READ's 40 bytes inline";
+    let (regions, offered) = offer(ctx, &[true]);
+    let r = read_compound(ctx, &mut s, &[FIVE, BIG], offered.clone(), want)?;
+    both_read(&r, want)?;
+    let first = &offered[0][0];
+    if shape(&r.writes) != vec![vec![(first.handle, first.offset, FIVE.count)]] {
+        let got = format!("the write list returned as {:?} for READ results {:?}", r.writes, r.reads());
+        return Err(Verdict::fail(want, got));
+    }
+    let reads = r.reads();
+    match &reads[1].1 {
+        Some((40, Some(data))) if *data == contents(&BIG) => {}
+        Some((40, Some(data))) => {
+            let got = format!("the second READ's 40 bytes inline, but not the file's: {:02x?}", &data[..16]);
+            return Err(Verdict::fail(want, got));
+        }
+        other => {
+            return Err(Verdict::fail(want, format!("the second READ returned {other:?}, not its 40 bytes inline")))
+        }
+    }
+    if let Some(got) = mismatch(ctx, regions[0].as_ref().expect("offered"), &contents(&FIVE)) {
+        return Err(Verdict::fail(want, format!("the write chunk does not hold the first READ's data alone: {got}")));
+    }
+    Ok(Verdict::pass(want, "the READ without a write chunk returned its data inline"))
+}
+
+/// 6.4.2#2, the write list's limit: one READ of 64 bytes of `big` with one write chunk of
+/// sixteen 4-byte segments, the most 6.4.2 lets a client send without knowing the server's
+/// limits.
+fn sixteen_segment_write_chunk(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "a READ of 64 bytes with one write chunk of sixteen 4-byte segments: processed, the data across all sixteen (each returned with length 4, handles and offsets as offered), not inline";
+    let region = ctx.register(CHUNK_LEN, Access::WRITE);
+    ctx.conn().write_local(&region, 0, &[CANARY; CHUNK_LEN as usize]).expect("own region");
+    let offered: Vec<Segment> = (0..SEGMENTS).map(|i| region.sub_segment(i * 4, 4)).collect();
+    let read = ReadOp { count: CHUNK_LEN, ..BIG };
+    let r = read_compound(ctx, &mut s, &[read], vec![offered.clone()], want)?;
+    let reads = r.reads();
+    if r.res.status != NFS4_OK || reads.len() != 1 || reads[0].1.is_none() {
+        let got = format!("COMPOUND status {} with READ results {reads:?}: no READ data to place", r.res.status);
+        return Err(Verdict::inconclusive(want, got));
+    }
+    let expected: Vec<(u32, u64, u32)> = offered.iter().map(|o| (o.handle, o.offset, 4)).collect();
+    if shape(&r.writes) != vec![expected] {
+        return Err(Verdict::fail(want, format!("the write list returned as {:?} for READ {reads:?}", r.writes)));
+    }
+    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
+        return Err(Verdict::fail(want, "the READ returned its data inline too"));
+    }
+    if let Some(got) = mismatch(ctx, &region, &contents(&read)) {
+        return Err(Verdict::fail(
+            want,
+            format!("the sixteen segments do not hold the READ's 64 bytes in order: {got}"),
+        ));
+    }
+    Ok(Verdict::pass(want, "the 64 bytes across the sixteen segments"))
+}
+
+/// The segments a chunk may hold under RFC 8267 6.4.2's prescriptions.
+const SEGMENTS: u32 = 16;
+
+pub static CHECKS: [Check; 5] = [
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.1/first-read-first-chunk",
+            judges: &["rfc8267/6.4.1#1", "rfc8267/6.4.1#2"],
+            acceptable: "for an NFSv4.1 COMPOUND reading 5 bytes of `five` then 40 of `big`, with two 64-byte write chunks: the first READ's data in the first chunk, the second's in the second, lengths 5 and 40, neither inline; inconclusive unless both READs succeed; a server that serves no NFSv4.1 over RDMA, or refuses a write list of two chunks (ERR_CHUNK or GARBAGE_ARGS, RFC 8267 6.4.2), is unsupported",
+            rationale: "The client and server agree in advance that the k-th write chunk belongs to the k-th READ (RFC 8267 6.4.1); an item in another chunk, or inline, is not where the client looks for it.",
+            groups: &["chunks", "write-chunks", "nfs41"],
+            broken_by: &[("ddp-into-last-write-chunk", Outcome::Fail), ("later-items-inline", Outcome::Fail)],
+            precondition: Some("both READs of the COMPOUND return data (NFS4_OK)"),
+        },
+        run: first_read_first_chunk,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.1/empty-chunk-read-inline",
+            judges: &["rfc8267/6.4.1#3"],
+            acceptable: "for an NFSv4.1 COMPOUND reading 5 bytes of `five` then 40 of `big`, with an empty write chunk then a 64-byte one: the first READ's data inline and the empty chunk returned empty, the second READ's 40 bytes in the second chunk; ERR_CHUNK or GARBAGE_ARGS fails when the same COMPOUND with two non-empty chunks is processed (the empty chunk refused), and is unsupported when that is refused too (RFC 8267 6.4.2); inconclusive unless both READs succeed; a server that serves no NFSv4.1 over RDMA is unsupported",
+            rationale: "An empty write chunk is how a client asks for one READ's data inline while the next READ uses the next chunk; a server that skips it puts the data where the client does not look.",
+            groups: &["chunks", "write-chunks", "nfs41"],
+            broken_by: &[
+                ("ddp-into-last-write-chunk", Outcome::Fail),
+                ("drop-unused-write-chunks", Outcome::Fail),
+                ("empty-write-chunk-refused", Outcome::Fail),
+            ],
+            precondition: Some("both READs of the COMPOUND return data (NFS4_OK)"),
+        },
+        run: empty_chunk_read_inline,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.1/failed-read-empty-chunk",
+            judges: &["rfc8267/6.4.1#4"],
+            acceptable: "for an NFSv4.1 COMPOUND reading `five` (5 bytes) then `big` with a stateid no server issued, a 64-byte write chunk for each: the first READ's data in the first chunk, and the second chunk returned in its position with no data, either empty (no segments, RFC 8267's word) or unused (its segment with length 0, RFC 8166 4.3.2.2's form for an unconsumed chunk); inconclusive unless the first READ succeeds and the second fails; unsupported as for first-read-first-chunk",
+            rationale: "A READ that fails returns an arm of READ4res without data; the client matches returned chunks to READs by position, so the failed READ's chunk must stay in the list and say nothing was written.",
+            groups: &["chunks", "write-chunks", "nfs41"],
+            broken_by: &[("drop-unused-write-chunks", Outcome::Fail)],
+            precondition: Some("the first READ of the COMPOUND succeeds and the second, with a stateid no server issued, fails"),
+        },
+        run: failed_read_empty_chunk,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.1/surplus-reads-inline",
+            judges: &["rfc8267/6.4.1#5"],
+            acceptable: "for an NFSv4.1 COMPOUND reading 5 bytes of `five` then 40 of `big` with one 64-byte write chunk: the first READ's data in the chunk, the second READ's 40 bytes inline; ERR_CHUNK or GARBAGE_ARGS for that one chunk fails (RFC 8267 6.4.2); inconclusive unless both READs succeed; a server that serves no NFSv4.1 over RDMA is unsupported",
+            rationale: "A READ beyond the write list has nowhere to put its data but inline; a server that reduces it anyway loses the data.",
+            groups: &["chunks", "write-chunks", "nfs41"],
+            broken_by: &[("surplus-items-reduced", Outcome::Fail)],
+            precondition: Some("both READs of the COMPOUND return data (NFS4_OK)"),
+        },
+        run: surplus_reads_inline,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.2/sixteen-segment-write-chunk",
+            judges: &["~rfc8267/6.4.2#2"],
+            acceptable: "for an NFSv4.1 COMPOUND reading 64 bytes of `big` with one write chunk of sixteen 4-byte segments (a list within RFC 8267 6.4.2's prescriptions): the READ processed, its data across the sixteen segments, each returned with length 4; ERR_CHUNK or GARBAGE_ARGS fails; inconclusive unless the READ succeeds; a server that serves no NFSv4.1 over RDMA is unsupported",
+            rationale: "A client that knows nothing of the server's limits may send a write chunk of sixteen segments (RFC 8267 6.4.2); a server that refuses it breaks every such client's large READs.",
+            groups: &["chunks", "write-chunks", "nfs41"],
+            broken_by: &[("write-chunk-over-eight-segments", Outcome::Fail)],
+            precondition: Some("the READ of the COMPOUND returns data (NFS4_OK)"),
+        },
+        run: sixteen_segment_write_chunk,
+    },
+];
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_bogus_stateid_is_no_special_stateid() {
+        // RFC 8881 8.2.3: all-zero and all-one stateids are special; ours must be neither.
+        assert_ne!(BOGUS_STATEID, READ_BYPASS_STATEID);
+        assert_ne!(BOGUS_STATEID, [0; 16]);
+        assert_ne!(BOGUS_STATEID[4..], [0; 12]);
+    }
+}

@@ -1,0 +1,142 @@
+//! The NFSv4.1 forward-direction checks of RFC 8267 6.4.1 against the embedded reference
+//! responder: each passes against the faithful responder, each fails under exactly the faults
+//! that break its statement (and no other of the four), and each is inconclusive, never a
+//! pass, when the server gives it no chance (no READ of the COMPOUND runs).
+
+use std::time::{Duration, Instant};
+
+use rpcrdma_conformance::catalogue;
+use rpcrdma_conformance::engine::{run_check, Check, Outcome, RunOptions};
+use rpcrdma_peers::responder::{Config, Faults, Responder};
+use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::{Connection, Connector, Result as TResult};
+
+const FIRST: &str = "rfc8267/6.4.1/first-read-first-chunk";
+const EMPTY: &str = "rfc8267/6.4.1/empty-chunk-read-inline";
+const FAILED: &str = "rfc8267/6.4.1/failed-read-empty-chunk";
+const SURPLUS: &str = "rfc8267/6.4.1/surplus-reads-inline";
+const SIXTEEN: &str = "rfc8267/6.4.2/sixteen-segment-write-chunk";
+
+fn responder(faults: Faults) -> EmulatedConnector<Responder> {
+    EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
+}
+
+fn options() -> RunOptions {
+    RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(150), ..RunOptions::default() }
+}
+
+fn check(id: &str) -> &'static Check {
+    catalogue::all().into_iter().find(|c| c.info.id == id).unwrap_or_else(|| panic!("no check {id}"))
+}
+
+fn outcome(id: &str, conn: &mut dyn Connector) -> Outcome {
+    run_check(check(id), conn, &options()).outcome
+}
+
+#[test]
+fn each_check_fails_under_the_faults_that_break_its_statement_and_only_those() {
+    use Outcome::{Fail, Pass};
+    // What each fault does to the four scenarios (two READs, of 5 and 40 bytes):
+    // - ddp-into-last-write-chunk puts the first READ's data in the last chunk: wrong with two
+    //   chunks (first-read, empty-chunk, failed-read), faithful with one (surplus);
+    // - later-items-inline keeps the second READ inline although its chunk is non-empty:
+    //   wrong where the second READ has a chunk and succeeds (first-read, empty-chunk);
+    // - drop-unused-write-chunks leaves out chunks returned without data: the empty first
+    //   chunk, the failed READ's chunk;
+    // - surplus-items-reduced loses the data of a READ with no chunk: only surplus has one;
+    // - write-chunk-over-eight-segments refuses only the sixteen-segment chunk (the others
+    //   offer one segment a chunk).
+    // - empty-write-chunk-refused refuses the empty chunk, while two non-empty ones are taken.
+    let table: [(&str, [Outcome; 5]); 7] = [
+        ("", [Pass, Pass, Pass, Pass, Pass]),
+        ("ddp-into-last-write-chunk", [Fail, Fail, Fail, Pass, Pass]),
+        ("later-items-inline", [Fail, Fail, Pass, Pass, Pass]),
+        ("drop-unused-write-chunks", [Pass, Fail, Fail, Pass, Pass]),
+        ("surplus-items-reduced", [Pass, Pass, Pass, Fail, Pass]),
+        ("write-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Fail]),
+        ("empty-write-chunk-refused", [Pass, Fail, Pass, Pass, Pass]),
+    ];
+    let mut wrong = Vec::new();
+    for (fault, want) in table {
+        let faults = if fault.is_empty() { Faults::default() } else { Faults::only(fault) };
+        for (id, want) in [FIRST, EMPTY, FAILED, SURPLUS, SIXTEEN].into_iter().zip(want) {
+            let r = run_check(check(id), &mut responder(faults.clone()), &options());
+            if r.outcome != want {
+                wrong.push(format!("{id} under {fault:?}: {} (want {}): {}", r.outcome.name(), want.name(), r.actual));
+            }
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+}
+
+/// Renames `five` to `fivx` and `big` to `bug` in every call we send (XDR strings: the
+/// length, the name, its pad): the LOOKUP before the first READ fails, so the COMPOUND ends
+/// before any READ.
+#[derive(Clone)]
+struct NoRead;
+
+impl Hooks for NoRead {
+    fn send(&mut self, inner: &mut dyn Connection, msg: &[u8]) -> TResult<()> {
+        let mut msg = msg.to_vec();
+        for (name, at, to) in [(&b"\0\0\0\x04five"[..], 7, b'x'), (&b"\0\0\0\x03big\0"[..], 5, b'u')] {
+            if let Some(p) = msg.windows(name.len()).position(|w| w == name) {
+                msg[p + at] = to;
+            }
+        }
+        inner.send(&msg)
+    }
+}
+
+/// The reference responder behind [`NoRead`].
+struct NoChance(EmulatedConnector<Responder>);
+
+impl Connector for NoChance {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, NoRead))
+    }
+
+    fn describe(&self) -> String {
+        format!("{}, the READs' files renamed", self.0.describe())
+    }
+}
+
+#[test]
+fn with_no_read_each_check_is_inconclusive_even_under_its_faults() {
+    for id in [FIRST, EMPTY, FAILED, SURPLUS, SIXTEEN] {
+        let c = check(id);
+        assert!(c.info.precondition.is_some(), "{id} declares no precondition");
+        // A server that refuses the write list shows it with no READ run: those faults are
+        // judged below.
+        let refusals = ["write-chunk-over-eight-segments", "empty-write-chunk-refused"];
+        let faults = c.info.broken_by.iter().map(|(f, _)| *f).filter(|f| !refusals.contains(f));
+        for fault in std::iter::once("").chain(faults) {
+            let faults = if fault.is_empty() { Faults::default() } else { Faults::only(fault) };
+            let r = run_check(c, &mut NoChance(responder(faults.clone())), &options());
+            assert_eq!(r.outcome, Outcome::Inconclusive, "{id} under {fault:?} with no READ: {}", r.actual);
+            let want = if fault.is_empty() { Outcome::Pass } else { Outcome::Fail };
+            assert_eq!(outcome(id, &mut responder(faults)), want, "{id} under {fault:?} given the chance");
+        }
+    }
+}
+
+#[test]
+fn the_checks_judge_every_statement_of_6_4_1_from_the_server_side() {
+    let judged: Vec<&str> =
+        [FIRST, EMPTY, FAILED, SURPLUS].iter().flat_map(|id| check(id).info.judges.iter().copied()).collect();
+    for n in 1..=5 {
+        let id = format!("rfc8267/6.4.1#{n}");
+        assert!(judged.contains(&id.as_str()), "{id} judged by none of the four");
+        let proved = Faults::NAMES.iter().any(|f| Faults::breaks(f).contains(&id.as_str()));
+        assert!(proved, "{id}: no fault of the reference responder declares it breaks it");
+    }
+}
+
+#[test]
+fn a_refused_write_list_within_the_prescriptions_fails_with_or_without_a_read() {
+    for (id, fault) in [(SIXTEEN, "write-chunk-over-eight-segments"), (EMPTY, "empty-write-chunk-refused")] {
+        let r = run_check(check(id), &mut NoChance(responder(Faults::only(fault))), &options());
+        assert_eq!(r.outcome, Outcome::Fail, "{id} under {fault} with no READ: {}", r.actual);
+        assert!(r.actual.to_string().contains("ERR_CHUNK"), "{id} under {fault}: {}", r.actual);
+    }
+}
