@@ -46,6 +46,18 @@ const SHARED_HANDLE: &str = "two segments of the chunk share an R_key (one regio
     segment), which is never added (line 580), and the reply sets the segment up afresh under a \
     new message ID (lines 1184-1206) that no RDMA Write used";
 
+/// The RFC 8267 6.4 checks: NFSv4.1 COMPOUND replies whose READ results went into write chunks
+/// (one or two, the second empty or unused in some): as for
+/// `rfc8166/4.3.2.2/subsequent-item-next-chunk`, Wireshark places write chunk data only when
+/// the upper layer reports as many DDP-eligible items as the reply has write chunks (line
+/// 1172), and dissects the reduced COMPOUND reply as if whole (malformed at the first READ's
+/// missing data); that its NFSv4 READ decoding reports none is inferred from the captures.
+const NFS4_READ_IN_WRITE_CHUNK: &str = "an NFSv4.1 COMPOUND reply whose READ results went into \
+    write chunks: Wireshark places write chunk data only when the upper layer reports as many \
+    DDP-eligible items as the reply has write chunks (line 1172) and dissects the reduced reply \
+    as if whole, malformed at the missing READ data (inferred from the captures, as for \
+    rfc8166/4.3.2.2/subsequent-item-next-chunk)";
+
 /// Well-formed conversations Wireshark cannot put back together, and why.
 pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     (
@@ -76,6 +88,11 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
          items as the reply has write chunks (line 1172); that its NFSv4 READ decoding reports \
          none is inferred from the capture, not traced in packet-nfs.c",
     ),
+    ("rfc8267/6.4.1/first-read-first-chunk", NFS4_READ_IN_WRITE_CHUNK),
+    ("rfc8267/6.4.1/empty-chunk-read-inline", NFS4_READ_IN_WRITE_CHUNK),
+    ("rfc8267/6.4.1/failed-read-empty-chunk", NFS4_READ_IN_WRITE_CHUNK),
+    ("rfc8267/6.4.1/surplus-reads-inline", NFS4_READ_IN_WRITE_CHUNK),
+    ("rfc8267/6.4.2/sixteen-segment-write-chunk", NFS4_READ_IN_WRITE_CHUNK),
     (
         "v2-01/5.3/nomsg-call-same-version",
         "Wireshark 4.0's rpcordma dissector decodes Version One only (it gives up on any other \
