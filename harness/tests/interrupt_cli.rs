@@ -81,9 +81,12 @@ fn sigterm_stops_run_with_exit_143_and_the_report() {
 }
 
 #[test]
-fn a_second_sigint_aborts() {
-    // A peer that never answers a bad version: the check waits its whole 60 s timeout, so
-    // the first signal cannot end the run soon, and the second must.
+fn a_second_signal_aborts() {
+    // A peer that never answers a bad version: the check waits its whole 60 s timeout. The
+    // first signal cuts that wait short and the run would end on its own soon after, so the
+    // second signal goes at once, as another signal (SIGTERM after SIGINT: two of one kind
+    // may merge into one while the first is pending): whichever the handler takes second
+    // aborts, before the run can end by itself.
     let d = tmp("abort");
     let json = d.join("r.json");
     std::fs::write(&json, r#"{"stale": "a report from an earlier run"}"#).unwrap();
@@ -101,8 +104,7 @@ fn a_second_sigint_aborts() {
     let mut first = String::new();
     out.read_line(&mut first).unwrap();
     assert!(first.starts_with("rpcrdma-harness"), "the run did not start: {first:?}");
-    // The first signal only once the check is under way: one that lands before it starts
-    // skips it, and the run ends before the second signal can be sent.
+    // The signals only once the check is under way: ones that land before it starts skip it.
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut said = String::new();
     while !said.contains("[1/1] rfc8166/4.5.1/vers-mismatch\n") {
@@ -110,12 +112,9 @@ fn a_second_sigint_aborts() {
     }
     let pid = child.id() as libc::pid_t;
     assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
-    while !said.contains("press Ctrl-C again to abort") {
-        assert!(err.read_line(&mut said).unwrap() > 0, "{said}");
-    }
-    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
     let f = wait(child, Duration::from_secs(50));
-    assert_eq!(f.end, End::Exit(130));
+    assert!(matches!(f.end, End::Exit(130) | End::Exit(143)), "{:?}", f.end);
     let mut rest = String::new();
     let _ = std::io::Read::read_to_string(&mut err, &mut rest);
     // Everything standard error said, the lines read while waiting for the first message included.
