@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rpcrdma_conformance::catalogue::client::{all, judge_all, reverse, scenarios_of, v2};
+use rpcrdma_conformance::catalogue::client::{all, judge_all, nfs4, scenarios_of, speaks_nfs41, v2};
 use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_peers::observe::Observed;
@@ -40,7 +40,7 @@ fn judged(faults: &RequesterFaults) -> Vec<(&'static str, Outcome, String)> {
         observed.extend(observed_workloads(&config(), &runs, &options, faults).0);
     }
     let mut runs = vec![None];
-    runs.extend(scenarios_of(reverse::CHECKS.iter()).into_iter().map(Some));
+    runs.extend(scenarios_of(all().filter(|c| speaks_nfs41(c))).into_iter().map(Some));
     observed.extend(observed_workloads(&config(), &runs, &nfs41_options(), faults).0);
     judge_all(&observed, &Profile::default())
         .into_iter()
@@ -55,8 +55,9 @@ fn a_version_one_requester_gets_unsupported_from_every_version_two_check() {
     let results = judge_all(&observed, &Profile::default());
     for r in &results {
         let v2 = v2::CHECKS.iter().any(|c| c.info.id == r.check.id);
-        if reverse::CHECKS.iter().any(|c| c.info.id == r.check.id) {
-            // NFSv3 offers no back channel: no reverse-direction call is ever sent.
+        if all().any(|c| c.info.id == r.check.id && speaks_nfs41(c)) {
+            // NFSv3 offers no back channel: no reverse-direction call is ever sent; nor any
+            // NFS version 4 call.
             assert_eq!(r.outcome, Outcome::Inconclusive, "{}: {}", r.check.id, r.actual);
         } else if v2 {
             assert_eq!(r.outcome, Outcome::Unsupported, "{}: {}", r.check.id, r.actual);
@@ -131,6 +132,11 @@ fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
         assert!(errors.is_empty(), "{errors:?}");
         observed.extend(seen);
     }
+    // The NFS version 4 scenarios play on the NFSv4.1 workload.
+    let nfs4_runs: Vec<_> = nfs4::CHECKS.iter().filter_map(|c| c.scenario).map(Some).collect();
+    let (seen, errors) = observed_workloads(&config(), &nfs4_runs, &nfs41_options(), &RequesterFaults::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    observed.extend(seen);
     for s in Scenario::ALL {
         let injected: Vec<u32> = observed
             .iter()

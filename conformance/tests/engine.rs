@@ -12,22 +12,13 @@ use rpcrdma_conformance::engine::{
     run_check, run_checks, Actual, Check, CheckInfo, Ctx, Direction, Mismatch, NoMessage, Outcome, RunOptions,
 };
 use rpcrdma_conformance::frame;
-use rpcrdma_peers::responder::{Config, Faults, Responder};
+use rpcrdma_peers::responder::{Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::forward::{Forward, Hooks};
 use rpcrdma_peers::transport::{Connection, Event, Result as TResult};
 
-fn responder(faults: Faults) -> EmulatedConnector<Responder> {
-    EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
-}
-
-fn options() -> RunOptions {
-    RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(150), ..RunOptions::default() }
-}
-
-fn check(id: &str) -> &'static Check {
-    catalogue::all().into_iter().find(|c| c.info.id == id).unwrap_or_else(|| panic!("no check {id}"))
-}
+mod common;
+use common::{check, options, responder};
 
 #[test]
 fn every_check_passes_against_the_reference_responder() {
@@ -274,7 +265,7 @@ fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaki
     type NoChance = fn(Faults) -> Box<dyn rpcrdma_peers::transport::Connector>;
     // (check, a responder that gives no chance, the faults that break the rule given the chance)
     let no_reverse: NoChance = |f| Box::new(no_reverse_calls(f, false));
-    let cases: [(&str, NoChance, &[&str]); 6] = [
+    let cases: [(&str, NoChance, &[&str]); 7] = [
         // A short listing fits inline: nothing had to go through the reply chunk.
         (
             "rfc8166/3.5.3/long-reply-via-reply-chunk",
@@ -291,6 +282,9 @@ fn a_server_check_whose_precondition_did_not_happen_is_inconclusive_and_a_breaki
         ("rfc8267/6.5.2/short-reverse-calls", no_reverse, &["reverse-call-long", "cb-large-call"]),
         ("rfc8167/4.1/reverse-credits-kept", no_reverse, &["reverse-call-over-credits"]),
         ("rfc8167/5.2/hostile-reverse-replies", no_reverse, &["reverse-reply-answered"]),
+        // Its fault is pass-lax (no key word asks for the retransmission), proven by
+        // every_check_notices_its_fault.
+        ("rfc8167/5.4/recall-resent-after-reconnect", no_reverse, &[]),
     ];
     // RFC 8267 6.4's checks are proven the same way in tests/nfs41_forward.rs.
     let elsewhere = |id: &str| id.starts_with("rfc8267/6.4.");

@@ -336,3 +336,133 @@ fn a_finding_that_needs_the_cases_before_it_replays_with_them() {
     let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &alone, timing);
     assert!(!hit, "the case alone shows it ({got:?}): this test needs a finding that takes the case before");
 }
+
+/// A reproducer says how the run that found it probed liveness (`reuse_connections`), and
+/// replay probes so even when the finding shows alone on a fresh connection: by the reply to
+/// the case's own last call (a well-formed NULL here), not by a NULL of replay's own; a
+/// reproducer from a run without reuse gets the NULL after its case.
+#[test]
+fn replay_probes_liveness_as_the_run_that_found_it() {
+    let call = fuzz::generate::null_call(0x00c0_ffee, 32).encode();
+    let reproducer = |reuse_connections: bool| Reproducer {
+        tool_version: "test".into(),
+        seed: 1,
+        case: 1,
+        peer: "embedded reference responder".into(),
+        receive_size: 4096,
+        send_size: 4096,
+        credits: 32,
+        kind: fuzz::Kind { class: Class::Violation, detail: "none".into() },
+        observed: String::new(),
+        original_messages: 1,
+        messages: vec![call.clone()],
+        preceding: Vec::new(),
+        reuse_connections,
+        profile: Profile::default(),
+    };
+    let timing = Timing { reply: Duration::from_millis(300) };
+    let (_, _, reused) = fuzz::replay(&mut Embedded::new(Faults::default()), &reproducer(true), timing);
+    assert!(reused.own_probe && reused.null_xid == 0, "{reused:?}");
+    let (_, _, fresh) = fuzz::replay(&mut Embedded::new(Faults::default()), &reproducer(false), timing);
+    assert!(!fresh.own_probe && fresh.null_xid != 0, "{fresh:?}");
+}
+
+/// The report accounts for the cases' time phase by phase: within the fuzzing time, the
+/// journal's share there only when there is a journal, and the waits for replies counted.
+#[test]
+fn the_report_says_where_the_cases_time_went() {
+    let dir = std::env::temp_dir().join(format!("rpcrdma-fuzz-spent-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let run = |journal: Option<std::sync::Arc<fuzz::Journal>>| {
+        let c = Config { stop_after_findings: None, journal, ..config(3, 300, Duration::from_millis(300)) };
+        fuzz::run(&mut Embedded::new(Faults::default()), &c, &AtomicBool::new(false), |_| {})
+    };
+    let without = run(None);
+    let with = run(Some(std::sync::Arc::new(fuzz::Journal::open(&dir.join("journal")).unwrap())));
+    for r in [&without, &with] {
+        let counted: Duration = r.spent.named().iter().map(|(_, d)| *d).sum();
+        assert!(counted <= r.elapsed - r.minimising, "{:?} of {:?}", r.spent, r.elapsed);
+        assert!(!r.spent.wait.is_zero() && !r.spent.send.is_zero() && !r.spent.connect.is_zero(), "{:?}", r.spent);
+    }
+    assert!(without.spent.journal.is_zero() && !with.spent.journal.is_zero(), "{:?} {:?}", without.spent, with.spent);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The embedded responder with its logs' settling counted.
+struct Settling(Embedded, u64);
+
+impl Target for Settling {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.0.connector()
+    }
+    fn restart(&mut self) -> bool {
+        self.0.restart()
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn describe(&self) -> String {
+        "settling".into()
+    }
+    fn settle_logs(&mut self) {
+        self.1 += 1;
+    }
+}
+
+/// The peer's logs are given a moment after a case that left the peer unwell and only then:
+/// a case it answered costs no wait (with and without connection reuse).
+#[test]
+fn the_logs_settle_after_the_cases_that_left_the_peer_unwell_only() {
+    for reuse_connections in [false, true] {
+        let mut t = Settling(Embedded::new(Faults::default()), 0);
+        let c = Config { stop_after_findings: None, reuse_connections, ..config(4, 400, Duration::from_millis(300)) };
+        let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+        let unwell: u64 = r.outcomes.iter().filter(|(k, _)| **k != "answered").map(|(_, n)| n).sum();
+        assert!(unwell > 0 && r.outcomes["answered"] > 0, "{}", summary(&r));
+        assert!(r.findings.is_empty(), "{}", summary(&r));
+        assert_eq!(t.1, unwell, "{}", summary(&r));
+    }
+}
+
+/// The embedded responder as a peer whose restart is costly (a server restarted by a command),
+/// its restarts counted.
+struct Costly(Embedded, u64);
+
+impl Target for Costly {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.0.connector()
+    }
+    fn restart(&mut self) -> bool {
+        self.1 += 1;
+        self.0.restart()
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn cheap_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "costly".into()
+    }
+}
+
+/// A finding that leaves the peer answering (a violation in its replies) costs no restart
+/// where restarts are costly: not between minimisation trials, not after the finding; one
+/// that leaves it down (a crash) is restarted after, and the run goes on.
+#[test]
+fn a_costly_peer_is_restarted_only_when_a_case_left_it_unwell() {
+    let mut t = Costly(Embedded::new(Faults::only("zero-credit")), 0);
+    let c = Config { reuse_connections: false, ..config(1, 2000, Duration::from_millis(300)) };
+    let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    assert_eq!(r.findings[0].reproducer.kind.class, Class::Violation, "{}", summary(&r));
+    assert!(r.findings[0].minimised, "{}", summary(&r));
+    assert_eq!(t.1, 0, "restarts for a peer left well: {}", summary(&r));
+    let mut t = Costly(Embedded::new(Faults::only("crash-on-many-write-chunks")), 0);
+    let c = Config { stop_after_findings: Some(1), ..config(2, 2000, Duration::from_millis(300)) };
+    let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    assert_eq!(r.findings[0].reproducer.kind.class, Class::Crash, "{}", summary(&r));
+    assert!(t.1 >= 2, "a trial and the run after the crash need restarts: {} ({})", t.1, summary(&r));
+}

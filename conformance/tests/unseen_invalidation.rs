@@ -2,14 +2,15 @@
 //! receive as a plain Send): the checks that rest on seeing it are unsupported there, never
 //! passed on a plain Send they cannot tell apart, and never failed.
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
-use rpcrdma_conformance::catalogue;
-use rpcrdma_conformance::engine::{run_check, Check, Outcome, RunOptions};
-use rpcrdma_peers::responder::{Config, Faults, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
+use rpcrdma_conformance::engine::{run_check, Outcome};
+use rpcrdma_peers::responder::Faults;
 use rpcrdma_peers::transport::forward::{Forward, Hooks};
 use rpcrdma_peers::transport::{Connection, Connector, Event, Result as TResult, WcStatus};
+
+mod common;
+use common::{check, options, responder};
 
 /// Like siw through rdma-core: every receive arrives as a plain Send.
 struct Unseeing<C>(C);
@@ -38,18 +39,6 @@ impl<C: Connector> Connector for Unseeing<C> {
     fn describe(&self) -> String {
         format!("{} (blind to Send With Invalidate)", self.0.describe())
     }
-}
-
-fn responder(faults: Faults) -> EmulatedConnector<Responder> {
-    EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
-}
-
-fn options() -> RunOptions {
-    RunOptions { timeout: Duration::from_secs(2), silence: Duration::from_millis(150), ..RunOptions::default() }
-}
-
-fn check(id: &str) -> &'static Check {
-    catalogue::all().into_iter().find(|c| c.info.id == id).unwrap_or_else(|| panic!("no check {id}"))
 }
 
 const RESTS_ON_INVALIDATION: [&str; 5] = [

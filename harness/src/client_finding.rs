@@ -51,7 +51,7 @@ mod tests {
         let f = ClientFinding::from_json(&v).expect("a client finding");
         assert_eq!(f.kind, "kernel-report: BUG: kernel NULL pointer dereference in frwr_unmap_sync");
         assert_eq!(f.how, "xid");
-        let r = rpcrdma_peers::responder::RecordedReply::new(&f.call, f.reply)
+        let r = rpcrdma_peers::responder::RecordedReply::new(&f.call, f.reply, &rpcrdma_codec::Profile::default())
             .expect("the recorded call is an inline RPC call");
         assert_eq!(r.procedure, (100003, 3, 6), "an NFSv3 READ");
     }

@@ -12,6 +12,7 @@ use rpcrdma_peers::responder::Faults;
 use rpcrdma_peers::transport::Connector;
 
 use crate::exit::{usage, HarnessError};
+use crate::kernel_log::PolledLog;
 
 /// Watching and reviving the peer (`fuzz` and `replay`).
 #[derive(Debug, Clone, Default, Args)]
@@ -77,9 +78,31 @@ impl Target for Remote {
 /// A target whose logs and process are watched.
 struct Watched {
     inner: Box<dyn Target>,
-    kernel: Option<crate::kernel_log::KernelLog>,
-    peer: Option<crate::kernel_log::KernelLog>,
+    kernel: Option<PolledLog>,
+    peer: Option<PolledLog>,
     pid_file: Option<PathBuf>,
+}
+
+/// The pause a log is given to take more lines ([`Target::settle_logs`], and between reads
+/// of a report still being written).
+const SETTLE: Duration = Duration::from_millis(10);
+
+/// The lines `log` holds now; when there are any, read on after pauses until one brings
+/// nothing more (at most a second: a flood is cut there, its rest read with the next case).
+fn settled(log: &mut Option<PolledLog>) -> Vec<String> {
+    let Some(log) = log else { return Vec::new() };
+    let mut lines = log.drain_now();
+    let mut last = lines.len();
+    for _ in 0..100 {
+        if last == 0 {
+            break;
+        }
+        std::thread::sleep(SETTLE);
+        let more = log.drain_now();
+        last = more.len();
+        lines.extend(more);
+    }
+    lines
 }
 
 /// The peer process named by `pid_file` and its machine, from `/proc`; None while the file
@@ -109,10 +132,15 @@ impl Target for Watched {
         self.inner.describe()
     }
     fn kernel_log(&mut self) -> Vec<String> {
-        self.kernel.as_ref().map(|l| l.drain()).unwrap_or_default()
+        settled(&mut self.kernel)
     }
     fn peer_log(&mut self) -> Vec<String> {
-        self.peer.as_ref().map(|l| l.drain()).unwrap_or_default()
+        settled(&mut self.peer)
+    }
+    fn settle_logs(&mut self) {
+        if self.kernel.is_some() || self.peer.is_some() {
+            std::thread::sleep(SETTLE);
+        }
     }
     fn resources(&mut self) -> Option<Sample> {
         sample(self.pid_file.as_deref()?)
@@ -137,11 +165,7 @@ pub fn target(
     let open = |path: &Option<PathBuf>, option: &str, kmsg: bool| {
         path.as_ref()
             .map(|p| {
-                let log = if kmsg {
-                    crate::kernel_log::KernelLog::follow(p)
-                } else {
-                    crate::kernel_log::KernelLog::follow_plain(p)
-                };
+                let log = if kmsg { PolledLog::open(p) } else { PolledLog::open_plain(p) };
                 log.map_err(|e| usage(format!("{option} {}: {e}", p.display())))
             })
             .transpose()

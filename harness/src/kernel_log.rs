@@ -82,6 +82,64 @@ fn follow(mut file: File, sink: &Mutex<Vec<(Instant, String)>>, kmsg: bool) {
     }
 }
 
+/// A log read only when asked, without a thread or a wait (the fuzzer's, after each case):
+/// whatever the kernel (or the writer of a plain file) has stored by then is read.
+#[derive(Debug)]
+pub struct PolledLog {
+    file: File,
+    kmsg: bool,
+    partial: String,
+}
+
+impl PolledLog {
+    /// Opens `path` (`/dev/kmsg` or a file another process appends to) at its end, its
+    /// records read as [`KernelLog::follow`] reads them.
+    pub fn open(path: &Path) -> std::io::Result<PolledLog> {
+        Self::opened(path, true)
+    }
+
+    /// Opens a plain log file at its end: every line kept as it is.
+    pub fn open_plain(path: &Path) -> std::io::Result<PolledLog> {
+        Self::opened(path, false)
+    }
+
+    fn opened(path: &Path, kmsg: bool) -> std::io::Result<PolledLog> {
+        use std::os::unix::fs::OpenOptionsExt;
+        // Non-blocking: a read of /dev/kmsg with no record left fails with EAGAIN at once.
+        let mut file = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path)?;
+        file.seek(SeekFrom::End(0))?;
+        Ok(PolledLog { file, kmsg, partial: String::new() })
+    }
+
+    /// The whole lines stored since the last call, read now, without waiting.
+    pub fn drain_now(&mut self) -> Vec<String> {
+        let mut buf = vec![0u8; 8192];
+        let mut out = Vec::new();
+        loop {
+            match self.file.read(&mut buf) {
+                Ok(0) => break,
+                Ok(n) => {
+                    self.partial.push_str(&String::from_utf8_lossy(&buf[..n]));
+                    while let Some(end) = self.partial.find('\n') {
+                        let line: String = self.partial.drain(..=end).collect();
+                        let line = line.trim_end_matches(['\n', '\r']);
+                        if let Some(text) = if self.kmsg { message(line) } else { Some(line) } {
+                            out.push(text.to_string());
+                        }
+                    }
+                }
+                // /dev/kmsg: records were overwritten before we read them; go on with the next.
+                Err(e) if e.kind() == ErrorKind::BrokenPipe || e.kind() == ErrorKind::Interrupted => {}
+                Err(_) => break,
+            }
+            if out.len() > MAX_PENDING {
+                out.drain(..out.len() - MAX_PENDING);
+            }
+        }
+        out
+    }
+}
+
 /// The message of one line: a `/dev/kmsg` record loses its `level,seq,time,flags;` prefix,
 /// and its dictionary lines (` SUBSYSTEM=...`) are dropped; any other line is as it is.
 fn message(line: &str) -> Option<&str> {
@@ -131,6 +189,25 @@ mod tests {
             }
         }
         assert_eq!(got, ["new one", "new two"]);
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn a_polled_log_gives_what_is_stored_at_once_and_keeps_a_partial_line() {
+        let dir = std::env::temp_dir().join(format!("rpcrdma-polled-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("log");
+        std::fs::write(&path, "4,1,2,-;old line\n").unwrap();
+        let mut log = PolledLog::open(&path).unwrap();
+        assert!(log.drain_now().is_empty());
+        let mut f = std::fs::OpenOptions::new().append(true).open(&path).unwrap();
+        std::io::Write::write_all(&mut f, b"4,2,3,-;WARNING: one\n SUBSYSTEM=x\nplain two\npart").unwrap();
+        assert_eq!(log.drain_now(), ["WARNING: one", "plain two"]);
+        std::io::Write::write_all(&mut f, b"ial\n").unwrap();
+        assert_eq!(log.drain_now(), ["partial"]);
+        let mut plain = PolledLog::open_plain(&path).unwrap();
+        std::io::Write::write_all(&mut f, b"4,3,4,-;kept whole\n").unwrap();
+        assert_eq!(plain.drain_now(), ["4,3,4,-;kept whole"]);
         std::fs::remove_dir_all(&dir).unwrap();
     }
 }

@@ -1,7 +1,8 @@
 //! `rpcrdma-harness`: the RPC-over-RDMA conformance toolkit's command line.
 
 use rpcrdma_harness::cmd::{
-    bench_null, decode, export_tree, fuzz, fuzz_panic, list, matrix, profile, replay, report, run, serve, vectors,
+    bench_null, bench_read, decode, export_tree, fuzz, fuzz_panic, list, matrix, profile, replay, report, run, serve,
+    vectors,
 };
 use rpcrdma_harness::exit::{self, Ending, HarnessError, Outcome};
 use rpcrdma_harness::{output, signals};
@@ -62,9 +63,12 @@ enum Command {
         #[arg(long, value_name = "DIR", conflicts_with = "subcommand")]
         dir: Option<std::path::PathBuf>,
     },
-    /// NULL calls per second against a peer at queue depth 1 and at the full credit window.
-    #[command(hide = true)]
+    /// NFSv3 NULL calls per second against a peer (the embedded reference responder by
+    /// default) at queue depth 1 and at the full credit window, or at each --depth.
     BenchNull(bench_null::BenchArgs),
+    /// 4 KiB NFSv3 READs per second against a peer (the embedded reference responder by
+    /// default), data offered a write chunk: exit 1 on any reply that is not 4096 bytes of the file.
+    BenchRead(bench_read::BenchReadArgs),
     /// After the peer's machine died fuzzing: the journal's last case and the console's panic as
     /// a `kernel-panic` finding in DIR; exit 1 unless the profile lists it, 2 on bad input.
     #[command(hide = true)]
@@ -152,6 +156,7 @@ fn main() {
         Command::Man { subcommand, dir } => man(subcommand, dir),
         Command::ExportTree(args) => export_tree::run(args),
         Command::BenchNull(args) => bench_null::run(args),
+        Command::BenchRead(args) => bench_read::run(args),
         Command::FuzzPanic(args) => fuzz_panic::run(args),
     };
     // The one place an error is printed and an outcome becomes the exit status.

@@ -1,11 +1,9 @@
 //! `rpcrdma-harness decode` end to end: exit codes, JSON field names, errors.
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn harness() -> Command {
-    Command::cargo_bin("rpcrdma-harness").unwrap()
-}
+mod common;
+use common::harness;
 
 /// RFC 8166 4.7: RDMA_MSG, xid 0x2a, credit 16, a Reply chunk "1 2 HLOO HLOO", then an NFSv3
 /// NULL call (RFC 5531 9) with the same xid.

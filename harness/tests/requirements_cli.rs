@@ -4,8 +4,10 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 
-use assert_cmd::Command;
 use serde_json::Value;
+
+mod common;
+use common::harness;
 
 /// Every row of every matrix table: requirement ID -> the checks that declare they judge it
 /// in full (`judges: &["rfc8166/4.5#1", "~..."]` after a check's `id:` in the catalogue's
@@ -48,10 +50,6 @@ fn matrix() -> BTreeMap<String, BTreeSet<String>> {
         }
     }
     rows
-}
-
-fn harness() -> Command {
-    Command::cargo_bin("rpcrdma-harness").unwrap()
 }
 
 #[test]

@@ -2,22 +2,12 @@
 //! codes, the closing line, JSON and JUnit that parse and agree, expectation profiles,
 //! selection, and Ctrl-C.
 
-use std::path::PathBuf;
 use std::process::Command as StdCommand;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn harness() -> Command {
-    Command::cargo_bin("rpcrdma-harness").unwrap()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rpcrdma-run-cli-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{harness, tmp};
 
 fn last_line(out: &[u8]) -> String {
     String::from_utf8_lossy(out).lines().last().unwrap_or("").to_string()
@@ -189,7 +179,7 @@ fn serve_self_test_judges_the_reference_requester() {
 fn ctrl_c_ends_the_run_with_a_report_of_what_ran() {
     let d = tmp("sigint");
     let json = d.join("r.json");
-    let bin = assert_cmd::cargo::cargo_bin("rpcrdma-harness");
+    let bin = common::bin();
     // The first check waits out its whole 2 s timeout (the responder ignores the bad version),
     // so a signal sent once the run has started lands during it, whatever the machine's speed.
     let mut child = StdCommand::new(bin)

@@ -4,19 +4,10 @@
 
 use std::path::PathBuf;
 
-use assert_cmd::Command;
 use serde_json::Value;
 
-fn harness() -> Command {
-    Command::cargo_bin("rpcrdma-harness").unwrap()
-}
-
-fn tmp(name: &str) -> PathBuf {
-    let d = std::env::temp_dir().join(format!("rpcrdma-wire-profile-{}-{name}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&d);
-    std::fs::create_dir_all(&d).unwrap();
-    d
-}
+mod common;
+use common::{harness, tmp};
 
 fn stdout_json(out: &assert_cmd::assert::Assert) -> Value {
     serde_json::from_slice(&out.get_output().stdout).expect("a JSON report on standard output")

@@ -245,7 +245,12 @@ impl Session<'_> {
     /// unknown version, procedure or error, and RDMA_MSGP and RDMA_DONE are discarded
     /// (RFC 8166 4.5, 4.6.1, 4.6.2), as are replies to other calls.
     fn answer(&self, msg: &[u8], xid: u32) -> Answer {
-        if self.faults.bend_too_short(msg.len(), msg.len() < MIN_HEADER_LEN) {
+        // RFC 8166 4.5's 28-byte floor; an ERR_CHUNK is the whole rpcrdma_error in 20 bytes
+        // (5.1's XDR), so the floor cannot apply to it (as the responder reads one: its
+        // reverse::on_error).
+        let word = |at: usize| msg.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
+        let err_chunk = word(12) == Some(Proc::RDMA_ERROR.0) && word(16) == Some(ErrorCode::ERR_CHUNK.get());
+        if self.faults.bend_too_short(msg.len(), msg.len() < MIN_HEADER_LEN && !err_chunk) {
             return Answer::Discard;
         }
         let Ok(h) = FixedFields::decode(msg) else { return Answer::Discard };
@@ -283,6 +288,7 @@ impl Session<'_> {
         if self.faults.bend_zero_grant(self.grant == Some(0)) {
             self.connect()?;
         }
+        let mut resent = false;
         for attempt in 0..=self.options.retransmits {
             // A call the connection was lost under is sent again on a new one.
             self.ensure_connected()?;
@@ -310,6 +316,10 @@ impl Session<'_> {
                     Answer::Reverse(c) => self.answer_reverse(step, c)?,
                     Answer::Fallback => {
                         self.v2.speaking = false;
+                        self.send(step, msg)?;
+                    }
+                    Answer::Error(_) if self.faults.bend_resend_refused(resent) => {
+                        resent = true;
                         self.send(step, msg)?;
                     }
                     Answer::Error(e) => return Err(WorkloadError { step, failure: Failure::RdmaError(e) }),

@@ -8,14 +8,15 @@
 //! prescriptions, is accepted (6.4.2#2, its write-list part). A server that serves no NFSv4.1
 //! over RDMA is `unsupported`.
 
-use rpcrdma_codec::chunk::Segment;
+use rpcrdma_codec::chunk::{ReadSegment, Segment};
 use rpcrdma_codec::rpc::AcceptStat;
 
 use rpcrdma_peers::proto::nfs3::{self, file_contents};
 use rpcrdma_peers::proto::nfs4::READ_BYPASS_STATEID;
 use rpcrdma_peers::proto::nfs41::{
     self, compound_res, CbSec, ChannelAttrs, CompoundRes, Op, Res, SessionId, Stateid, EXCHGID4_FLAG_USE_NON_PNFS,
-    MINOR_V1, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_READ, SP4_NONE,
+    MINOR_V1, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_READ, OP_WRITE,
+    SP4_NONE,
 };
 use rpcrdma_peers::transport::{Access, Region};
 
@@ -426,7 +427,228 @@ fn sixteen_segment_write_chunk(ctx: &mut Ctx) -> Judged {
 /// The segments a chunk may hold under RFC 8267 6.4.2's prescriptions.
 const SEGMENTS: u32 = 16;
 
-pub static CHECKS: [Check; 5] = [
+/// NFS4ERR_DELAY and NFS4ERR_GRACE (RFC 8881 15.1.1.3, 15.1.9.2): a WRITE with the anonymous
+/// stateid is refused while the server is in its grace period (Linux nfsd:
+/// `check_special_stateids`, fs/nfsd/nfs4state.c), and tried again.
+const NFS4ERR_DELAY: u32 = 10008;
+const NFS4ERR_GRACE: u32 = 10013;
+/// NFS4ERR_BADXDR (RFC 8881 15.1.1.1): the arguments, as the server reassembled them from the
+/// chunks, do not decode.
+const NFS4ERR_BADXDR: u32 = 10036;
+/// How long a WRITE refused for the grace period is tried again: Linux nfsd's grace lasts
+/// its lease (90 s) after boot, less the time the run took to get here.
+const GRACE_WAIT: std::time::Duration = std::time::Duration::from_secs(90);
+/// stable_how4 FILE_SYNC4 (RFC 8881 18.32.1).
+const FILE_SYNC4: u32 = 2;
+/// The anonymous stateid (RFC 8881 8.2.3: all zeros), which WRITE may use.
+const ANONYMOUS_STATEID: Stateid = [0; 16];
+
+/// Splits `len` bytes (a multiple of four) into at most `n` runs of whole XDR words, none
+/// empty (RFC 8267 6.4.2 counts segments; an empty read segment is no part of a chunk, and
+/// Linux 6.1 and 6.12 oops on one: docs/findings/linux-svcrdma-read-special-rw-ctx-null.md).
+fn word_runs(len: u32, n: u32) -> Vec<(u32, u32)> {
+    let words = len / 4;
+    let n = n.min(words).max(1);
+    let (each, extra) = (words / n, words % n);
+    let mut at = 0;
+    (0..n)
+        .map(|i| {
+            let run = 4 * (each + u32::from(i < extra));
+            let seg = (at, run);
+            at += run;
+            seg
+        })
+        .collect()
+}
+
+/// What a WRITE sent in a Long call got: refused (how), answered with the COMPOUND status and
+/// the WRITE's result (status, count), or nothing (what instead).
+enum Written {
+    Refused(&'static str),
+    Answered { status: u32, write: Option<(u32, Option<u32>)> },
+    Nothing(String),
+}
+
+/// An NFSv4.1 WRITE of `data` to `scratch` (SEQUENCE, PUTFH of the export's root, LOOKUP,
+/// WRITE with FILE_SYNC4 and the anonymous stateid), its data in a Read chunk of
+/// `data_segments` segments at its position (no XDR pad: `data` is whole words), the rest of
+/// the call in a Long call's Position-zero Read chunk of at most `head_segments` segments
+/// (RFC 8166 3.5.3), or inline (RDMA_MSG) when `head_segments` is 0. Tried again through the
+/// grace period.
+fn long_write(
+    ctx: &mut Ctx,
+    s: &mut Session,
+    data: &[u8],
+    head_segments: u32,
+    data_segments: u32,
+    want: &str,
+) -> Result<Written, Verdict> {
+    let until = std::time::Instant::now() + GRACE_WAIT;
+    loop {
+        let ops = [
+            Op::Sequence { sessionid: s.sid, sequenceid: s.seq, slotid: 0, highest_slotid: 0, cachethis: false },
+            Op::PutFh(ctx.root_fh().to_vec()),
+            Op::Lookup(nfs3::FILE_SCRATCH.as_bytes().to_vec()),
+            Op::Write { stateid: ANONYMOUS_STATEID, offset: 0, stable: FILE_SYNC4, data: data.to_vec() },
+        ];
+        let mut call =
+            ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, nfs41::compound_args("rpcrdma", MINOR_V1, &ops));
+        // The WRITE is the last operation: its data (whole words, no pad) ends the call, and
+        // the reduced call ends with the data's length.
+        call.args.truncate(call.args.len() - data.len());
+        let reduced = call.rpc_bytes();
+        let position = reduced.len() as u32;
+        let mut reads = Vec::new();
+        if head_segments > 0 {
+            let head = ctx.source(&reduced);
+            reads.extend(
+                word_runs(position, head_segments)
+                    .into_iter()
+                    .map(|(at, len)| ReadSegment { position: 0, target: head.sub_segment(at, len) }),
+            );
+        }
+        let body = ctx.source(data);
+        let step = data.len() as u32 / data_segments;
+        reads.extend((0..data_segments).map(|i| ReadSegment { position, target: body.sub_segment(i * step, step) }));
+        call.reads = reads;
+        let got = ctx.call(&if head_segments > 0 { call.nomsg() } else { call.msg() });
+        if expect::err_chunk(&got, call.xid).is_ok() {
+            return Ok(Written::Refused("ERR_CHUNK"));
+        }
+        let f = match expect::reply_to(&got, call.xid) {
+            Ok((f, _)) => f,
+            Err(_) if got.frame().is_none() => return Ok(Written::Nothing(got.describe())),
+            Err(m) => return Err(Verdict::fail(want, m)),
+        };
+        match expect::rpc(f).map(|r| &r.kind) {
+            Ok(RpcKind::Accepted(AcceptStat::ProgMismatch { .. } | AcceptStat::ProgUnavail)) => {
+                return Err(Verdict::unsupported(want, "no NFSv4 (PROG_MISMATCH or PROG_UNAVAIL)"));
+            }
+            Ok(RpcKind::Accepted(AcceptStat::GarbageArgs)) => return Ok(Written::Refused("GARBAGE_ARGS")),
+            _ => {}
+        }
+        let (f, _) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+        let results = expect::results(f).or_fail(want)?;
+        let res = compound_res(results, |_| false).ok_or("COMPOUND4res that does not decode").or_fail(want)?;
+        if res.results.first().is_some_and(|r| r.status == NFS4_OK) {
+            s.seq = s.seq.wrapping_add(1);
+        }
+        let write = res.results.iter().find(|r| r.op == OP_WRITE).map(|r| match &r.res {
+            Some(Res::Write { count, .. }) => (r.status, Some(*count)),
+            _ => (r.status, None),
+        });
+        let in_grace = matches!(write, Some((NFS4ERR_GRACE | NFS4ERR_DELAY, _)));
+        if !in_grace || std::time::Instant::now() > until {
+            return Ok(Written::Answered { status: res.status, write });
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// Reads `scratch` back inline (READ with the READ-bypass stateid, no write chunk): None when
+/// it holds `data`, else what it holds.
+fn read_back(ctx: &mut Ctx, s: &mut Session, data: &[u8], want: &str) -> Result<Option<String>, Verdict> {
+    let read = ReadOp { name: nfs3::FILE_SCRATCH, stateid: READ_BYPASS_STATEID, count: data.len() as u32 };
+    let r = read_compound(ctx, s, &[read], Vec::new(), want)?;
+    Ok(match r.reads().first() {
+        Some((NFS4_OK, Some((_, Some(got))))) if got[..] == data[..] => None,
+        other => Some(format!("the file read back as {other:?}")),
+    })
+}
+
+/// Bytes to write, different in each run (a WRITE that did nothing does not read back as them).
+fn pattern(ctx: &mut Ctx, len: usize) -> Vec<u8> {
+    let seed = ctx.xid().to_be_bytes();
+    (0..len).map(|i| seed[i % 4] ^ (i as u8).wrapping_mul(37)).collect()
+}
+
+/// 6.4.2#2, the read list's limit: an NFSv4.1 WRITE of 64 bytes in a Long call, a
+/// Position-zero Read chunk of sixteen segments carrying the call and a Read chunk of
+/// sixteen 4-byte segments carrying the data, the most 6.4.2 lets a client send.
+fn sixteen_segment_read_chunks(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "an NFSv4.1 WRITE of 64 bytes in a Long call (a Position-zero Read chunk of sixteen segments, the data in a Read chunk of sixteen 4-byte segments at its position) processed: WRITE NFS4_OK with count 64, and the file reads back as the 64 bytes";
+    let data = pattern(ctx, CHUNK_LEN as usize);
+    // The same WRITE with one segment a chunk tells a refusal of sixteen segments from one of
+    // the Long call's shape.
+    let control = |ctx: &mut Ctx, s: &mut Session| -> Result<String, Verdict> {
+        Ok(match long_write(ctx, s, &data, 1, 1, want)? {
+            Written::Refused(how) => format!("refused too ({how})"),
+            Written::Nothing(what) => format!("{what} too"),
+            Written::Answered { write, .. } => format!("WRITE result {write:?}"),
+        })
+    };
+    match long_write(ctx, &mut s, &data, SEGMENTS, SEGMENTS, want)? {
+        Written::Refused(how) => {
+            let with_one = control(ctx, &mut s)?;
+            let why = format!(
+                "{how}: a read list within RFC 8267 6.4.2's prescriptions refused; the same WRITE with one segment a chunk: {with_one}"
+            );
+            Err(Verdict::fail(want, why))
+        }
+        Written::Nothing(what) => Err(Verdict::fail(want, what)),
+        Written::Answered { write: Some((NFS4ERR_BADXDR, _)), .. } => {
+            let with_one = control(ctx, &mut s)?;
+            let why = format!(
+                "WRITE NFS4ERR_BADXDR: the call as reassembled from a read list within RFC 8267 6.4.2's prescriptions does not decode; the same WRITE with one segment a chunk: {with_one}"
+            );
+            Err(Verdict::fail(want, why))
+        }
+        Written::Answered { write: Some((NFS4_OK, Some(n))), .. } if n == CHUNK_LEN => {
+            if let Some(got) = read_back(ctx, &mut s, &data, want)? {
+                return Err(Verdict::fail(want, format!("WRITE NFS4_OK count 64, but {got}")));
+            }
+            Ok(Verdict::pass(want, "WRITE NFS4_OK count 64; the 64 bytes read back"))
+        }
+        Written::Answered { write: Some((NFS4_OK, n)), .. } => {
+            Err(Verdict::fail(want, format!("WRITE NFS4_OK with count {n:?}, not 64")))
+        }
+        Written::Answered { status, write } => {
+            let got = format!("COMPOUND status {status}, WRITE result {write:?}: no WRITE done to judge");
+            Err(Verdict::inconclusive(want, got))
+        }
+    }
+}
+
+/// Data segments of the WRITE whose read list exceeds RFC 8267 6.4.2's prescriptions.
+const EXCESS_SEGMENTS: u32 = 32;
+
+/// 6.4.2#3: an NFSv4.1 WRITE of 128 bytes, the call inline (RDMA_MSG: not a Long call, so the
+/// one excess is the segment count) and its data in a Read chunk of thirty-two segments, twice
+/// what 6.4.2 lets a client send without knowing the server's limits. Processing it (and writing the data) is as good as refusing it with ERR_CHUNK or
+/// GARBAGE_ARGS; silence or a lost connection is not.
+fn excess_chunk_lists_answered(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "an NFSv4.1 WRITE of 128 bytes, the call inline (RDMA_MSG) and its data in a Read chunk of thirty-two 4-byte segments (over RFC 8267 6.4.2's sixteen): refused with RDMA_ERROR ERR_CHUNK or GARBAGE_ARGS, or processed (WRITE NFS4_OK count 128, the data read back); not silence or a lost connection";
+    let data = pattern(ctx, 4 * EXCESS_SEGMENTS as usize);
+    match long_write(ctx, &mut s, &data, 0, EXCESS_SEGMENTS, want)? {
+        Written::Refused(how) => Ok(Verdict::pass(want, format!("refused with {how}"))),
+        Written::Nothing(what) => {
+            Ok(Verdict::lax(want, format!("{what}: neither ERR_CHUNK nor GARBAGE_ARGS for a call it did not process")))
+        }
+        Written::Answered { write: Some((NFS4_OK, Some(n))), .. } if n as usize == data.len() => {
+            if let Some(got) = read_back(ctx, &mut s, &data, want)? {
+                return Err(Verdict::fail(want, format!("WRITE NFS4_OK count 128, but {got}")));
+            }
+            Ok(Verdict::pass(want, "processed: WRITE NFS4_OK count 128, the data read back"))
+        }
+        Written::Answered { write: Some((NFS4_OK, n)), .. } => {
+            Err(Verdict::fail(want, format!("WRITE NFS4_OK with count {n:?}, not 128")))
+        }
+        Written::Answered { status: NFS4ERR_GRACE | NFS4ERR_DELAY, write } => {
+            let got = format!("WRITE result {write:?}: still in the grace period");
+            Err(Verdict::inconclusive(want, got))
+        }
+        Written::Answered { status, write } => Ok(Verdict::lax(
+            want,
+            format!(
+                "COMPOUND status {status}, WRITE result {write:?}: an NFS error rather than ERR_CHUNK or GARBAGE_ARGS"
+            ),
+        )),
+    }
+}
+
+pub static CHECKS: [Check; 7] = [
     Check {
         info: CheckInfo {
             id: "rfc8267/6.4.1/first-read-first-chunk",
@@ -491,11 +713,50 @@ pub static CHECKS: [Check; 5] = [
         },
         run: sixteen_segment_write_chunk,
     },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.2/sixteen-segment-read-chunks",
+            judges: &["~rfc8267/6.4.2#2"],
+            acceptable: "for an NFSv4.1 WRITE of 64 bytes to `scratch` (anonymous stateid, FILE_SYNC4) sent as a Long call, the call in a Position-zero Read chunk of sixteen segments and the data in a Read chunk of sixteen 4-byte segments at its position (a read list within RFC 8267 6.4.2's prescriptions): WRITE NFS4_OK with count 64 and the file reading back as the 64 bytes; ERR_CHUNK, GARBAGE_ARGS, NFS4ERR_BADXDR for the WRITE, silence or a lost connection fails (the same WRITE with one segment a chunk then shows whether the segment count or the Long call's shape was refused); inconclusive unless the WRITE is done (NFS4ERR_GRACE is tried again for 90 s); a server that serves no NFSv4.1 over RDMA is unsupported",
+            rationale: "A client that knows nothing of the server's limits may send a Position-zero Read chunk and one other, sixteen segments each (RFC 8267 6.4.2); a server that refuses them breaks every such client's large WRITEs.",
+            groups: &["chunks", "read-chunks", "nfs41"],
+            broken_by: &[("read-chunk-over-eight-segments", Outcome::Fail)],
+            precondition: Some("the WRITE of the COMPOUND is done (NFS4_OK) or fails to decode (NFS4ERR_BADXDR), not refused for the grace period or another cause of the export's"),
+        },
+        run: sixteen_segment_read_chunks,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.2/excess-chunk-lists-answered",
+            judges: &["rfc8267/6.4.2#3"],
+            acceptable: "for an NFSv4.1 WRITE of 128 bytes to `scratch`, the call inline (RDMA_MSG) and its data in a Read chunk of thirty-two 4-byte segments (over RFC 8267 6.4.2's sixteen): RDMA_ERROR ERR_CHUNK or an RPC reply with GARBAGE_ARGS, or the call processed (WRITE NFS4_OK count 128 and the data read back); silence, a lost connection, or an NFS error instead is pass-lax (a SHOULD); a WRITE that says it wrote what does not read back fails; inconclusive while the grace period refuses WRITE; unsupported as above",
+            rationale: "A client that sends more than 6.4.2 prescribes learns from ERR_CHUNK or GARBAGE_ARGS that the server cannot take it and stops (6.4.2#4); from silence or a disconnect it learns nothing and sends the call again.",
+            groups: &["chunks", "read-chunks", "nfs41", "errors"],
+            broken_by: &[("drop-excess-chunk-lists", Outcome::PassLax)],
+            precondition: Some("the WRITE is not refused for the grace period"),
+        },
+        run: excess_chunk_lists_answered,
+    },
 ];
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn word_runs_cover_the_call_in_whole_words_none_empty() {
+        for (len, n, runs) in [(200u32, 16u32, 16usize), (68, 16, 16), (8, 16, 2), (4, 1, 1)] {
+            let got = word_runs(len, n);
+            assert_eq!(got.len(), runs, "{len} bytes in {n}");
+            let mut at = 0;
+            for (start, run) in got {
+                assert_eq!(start, at, "{len} bytes in {n}: contiguous");
+                assert!(run > 0 && run % 4 == 0, "{len} bytes in {n}: run {run}");
+                at += run;
+            }
+            assert_eq!(at, len, "{len} bytes in {n}: all of it");
+        }
+    }
 
     #[test]
     fn the_bogus_stateid_is_no_special_stateid() {

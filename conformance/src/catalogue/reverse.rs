@@ -13,7 +13,7 @@ use rpcrdma_codec::xdr::Encode;
 
 use rpcrdma_peers::proto::callback::{CbCompoundArgs, CbCompoundRes, CbOp, CbOpResult, CB_COMPOUND, CB_NULL};
 use rpcrdma_peers::proto::nfs41::{
-    self, compound_res, CbSec, ChannelAttrs, Claim, Delegation, Op, Res, SessionId, Xdr,
+    self, compound_res, CbSec, ChannelAttrs, Claim, Delegation, Op, Res, SessionId, Xdr, CDFC4_BACK_OR_BOTH,
     CREATE_SESSION4_FLAG_CONN_BACK_CHAN, EXCHGID4_FLAG_USE_NON_PNFS, MINOR_V1, NFS4ERR_DELAY,
     NFS4ERR_MINOR_VERS_MISMATCH, NFS4ERR_NOTSUPP, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4,
     OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OPEN4_SHARE_ACCESS_WRITE, OP_CREATE_SESSION,
@@ -77,6 +77,9 @@ struct Client {
     answering: bool,
     /// The reverse-direction calls held, unanswered.
     held: Vec<Frame>,
+    /// Whether CB_NULL is answered while other calls are held (a held CB_NULL keeps a
+    /// reverse-direction credit, and the calls after it wait for it).
+    answering_null: bool,
     /// The reverse-direction credits our replies grant (RFC 8167 5.2).
     grant: u32,
     /// The next sa_sequenceid of slot 0 of our first session (RFC 8881 18.46).
@@ -98,6 +101,7 @@ impl Client {
             reverse: Vec::new(),
             answering: true,
             held: Vec::new(),
+            answering_null: false,
             grant: REVERSE_CREDITS,
             slot_seq: 1,
         }
@@ -107,7 +111,8 @@ impl Client {
     /// and we are answering.
     fn take(&mut self, ctx: &mut Ctx, f: Frame) {
         self.reverse.push(f.clone());
-        if self.answering {
+        let null = matches!(&f.rpc, Some(Ok(r)) if matches!(r.kind, RpcKind::Call { proc_: CB_NULL, .. }));
+        if self.answering || self.answering_null && null {
             answer(ctx, &f, self.grant);
         } else {
             self.held.push(f);
@@ -659,7 +664,95 @@ fn hostile_replies(ctx: &mut Ctx) -> Judged {
     Ok(Verdict::pass(want, "no answer to any of them; the connection still answers"))
 }
 
-pub static CHECKS: [Check; 5] = [
+/// How long, after our reconnected connection is bound to the session's back channel, a
+/// pending CB_RECALL may take to come again: past Linux nfsd's callback RPC timeout (a tenth
+/// of the lease, 9 s: `max_cb_time`, fs/nfsd/nfs4callback.c), after which it restarts a call
+/// whose connection went away.
+const RESEND_WAIT: Duration = Duration::from_secs(12);
+
+/// The stateid a reverse-direction message recalls (a CB_COMPOUND holding CB_RECALL,
+/// RFC 8881 20.2), with the message's XID.
+fn recall_in(f: &Frame) -> Option<(u32, nfs41::Stateid)> {
+    let Some(Ok(rpc)) = &f.rpc else { return None };
+    let RpcKind::Call { prog: CB_PROGRAM, proc_: CB_COMPOUND, .. } = rpc.kind else { return None };
+    let args = CbCompoundArgs::decode(f.slice(rpc.body.clone())).ok()?;
+    args.ops.iter().find_map(|op| match op {
+        CbOp::Recall { stateid, .. } => Some((rpc.xid, *stateid)),
+        _ => None,
+    })
+}
+
+/// RFC 8167 5.4, RFC 8881 2.10.6.2: a CB_RECALL left unanswered when the connection is lost
+/// is sent again once the client binds a new connection to the session's back channel.
+fn recall_resent(ctx: &mut Ctx) -> Judged {
+    let want = format!(
+        "a CB_RECALL we left unanswered sent again (same delegation stateid) within {} s of our dropping the connection, reconnecting and binding the new one to the session's back channel (BIND_CONN_TO_SESSION)",
+        RESEND_WAIT.as_secs()
+    );
+    let want = want.as_str();
+    // CB_NULL probes answered; the CB_RECALL held.
+    let mut c = session(ctx, Client { answering_null: true, ..Client::new() })?;
+    let deadline = Instant::now() + ctx.options.silence;
+    c.listen(ctx, deadline, false)?;
+    c.answering = false;
+    let held = |c: &Client| c.held.iter().find_map(recall_in);
+    // A file recalled in an earlier run of this boot gets no delegation soon (Linux: its
+    // `fi_had_conflict`): the next files are tried.
+    let mut delegated = false;
+    for _ in 0..4 {
+        delegated |= provoke_recall(ctx, &mut c)?;
+        if delegated || held(&c).is_some() {
+            break;
+        }
+    }
+    if held(&c).is_none() {
+        let deadline = Instant::now() + ctx.options.timeout;
+        while held(&c).is_none() && c.listen(ctx, deadline, true)? {}
+    }
+    let Some((first_xid, stateid)) = held(&c) else {
+        let why = if delegated {
+            "no CB_RECALL after another client's OPEN for writing conflicted with our read delegation"
+        } else {
+            "no delegation granted to recall"
+        };
+        return Err(Verdict::inconclusive(want, why));
+    };
+    let Some(&sid) = c.sessions.first() else { return Err(Verdict::inconclusive(want, "no session")) };
+    // The connection lost with the CB_RECALL unanswered; a new one bound to the session's
+    // back channel (RFC 8881 18.34), with receives for the calls we grant (RFC 8167 4.3.1).
+    ctx.disconnect();
+    start(ctx)?;
+    let size = ctx.options.receive_size as usize;
+    ctx.conn().post_recv(size, REVERSE_CREDITS as usize).map_err(|e| Verdict::fail(want, format!("post_recv: {e}")))?;
+    c.held.clear();
+    let bind = Op::BindConnToSession { sessionid: sid, dir: CDFC4_BACK_OR_BOTH, use_rdma: false };
+    let f = c.compound(ctx, &[bind])?;
+    let res = compound(&f, want)?;
+    if res.status != NFS4_OK {
+        let why = format!("BIND_CONN_TO_SESSION answered {}: no back channel on the new connection", res.status);
+        return Err(Verdict::inconclusive(want, why));
+    }
+    let deadline = Instant::now() + RESEND_WAIT;
+    while !c.held.iter().filter_map(recall_in).any(|(_, s)| s == stateid) {
+        if !c.listen(ctx, deadline, true)? {
+            let others = c.held.len();
+            let got = format!(
+                "no CB_RECALL of the delegation again ({others} other call(s) held on the new connection): the recall (xid {first_xid:#010x}) was abandoned with the connection"
+            );
+            return Ok(Verdict::lax(want, got));
+        }
+    }
+    let (xid, _) = c.held.iter().filter_map(recall_in).find(|(_, s)| *s == stateid).expect("found above");
+    // Answered now, so the conflicting OPEN can go on.
+    let again = c.held.iter().find(|f| recall_in(f).is_some_and(|(_, s)| s == stateid)).cloned();
+    if let Some(f) = again {
+        answer(ctx, &f, REVERSE_CREDITS);
+    }
+    let same = if xid == first_xid { "its XID unchanged" } else { "with a new XID" };
+    Ok(Verdict::pass(want, format!("the CB_RECALL sent again on the new connection, {same} ({xid:#010x})")))
+}
+
+pub static CHECKS: [Check; 6] = [
     Check {
         info: CheckInfo {
             id: "rfc8167/6/no-call-before-back-channel",
@@ -723,6 +816,18 @@ pub static CHECKS: [Check; 5] = [
             precondition: Some("the server sends a reverse-direction call, which our hostile replies pretend to answer"),
         },
         run: hostile_replies,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8167/5.4/recall-resent-after-reconnect",
+            judges: &["~rfc8167/5.4#2"],
+            acceptable: "a CB_RECALL we leave unanswered comes again, recalling the same delegation stateid (with its XID or a new one), within 12 s of our dropping the connection, connecting again and binding the new connection to the session's back channel (BIND_CONN_TO_SESSION); no CB_RECALL again is pass-lax (RFC 8167 5.4 and RFC 8881 2.10.6.2 expect the retransmission without a key word; the server may give the call up); inconclusive without a delegation recalled; unsupported as above",
+            rationale: "A server cannot reconnect to a client: a callback lost with its connection is delivered only if the server sends it again once the client binds a new connection to the back channel (RFC 8167 5.4, RFC 8881 2.10.6.2), else the conflicting OPEN waits out the delegation's revocation.",
+            groups: &["reverse", "nfs41"],
+            broken_by: &[("cb-abandoned-on-reconnect", Outcome::PassLax)],
+            precondition: Some("the server recalls a delegation of ours (CB_RECALL) when another client opens the file for writing"),
+        },
+        run: recall_resent,
     },
 ];
 

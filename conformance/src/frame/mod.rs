@@ -119,8 +119,9 @@ impl Frame {
         }
     }
 
-    /// Whether this is a Version One reverse-direction call of the peer's: an RDMA_MSG whose
-    /// inline RPC message is a CALL (RFC 8167 5.1), where replies are expected.
+    /// Whether the RPC message this carries decoded and is a CALL. The direction is that of
+    /// the frame's sender: a requester's forward-direction call, or a reverse-direction call
+    /// of a responder's (RFC 8167 4.1), which may carry a forward XID (2.4.1).
     pub fn is_rpc_call(&self) -> bool {
         matches!(&self.rpc, Some(Ok(Rpc { kind: rpc::RpcKind::Call { .. }, .. })))
     }

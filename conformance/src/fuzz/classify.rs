@@ -95,11 +95,12 @@ impl fmt::Display for Kind {
 }
 
 /// The rules a reply breaks: the Version One check the frame carries, or the Version Two
-/// check, or `malformed` when the header did not decode.
-pub fn reply_violations(f: &Frame) -> Vec<String> {
+/// check under the run's wire profile (a -00 envelope has no rdma_direction), or `malformed`
+/// when the header did not decode.
+pub fn reply_violations(f: &Frame, profile: &Profile) -> Vec<String> {
     match &f.header {
         Ok(Header::V1(h)) => h.violations.iter().map(|v| v.id().to_string()).collect(),
-        Ok(Header::V2(_)) => match v2::Message::decode(f.bytes(), &Profile::default()) {
+        Ok(Header::V2(_)) => match v2::Message::decode(f.bytes(), profile) {
             Ok(m) => v2::check(&m, Role::Reply).iter().map(|v| v.id().to_string()).collect(),
             Err(e) => vec![format!("malformed-reply ({e})")],
         },
@@ -149,7 +150,7 @@ pub fn finding(obs: &Observation) -> Option<Kind> {
     if !obs.unanswered.is_empty() {
         return kind(Class::NoReply, "");
     }
-    let rule = obs.replies.iter().flat_map(reply_violations).next()?;
+    let rule = obs.replies.iter().flat_map(|f| reply_violations(f, &obs.profile)).next()?;
     let rule = rule.split(" (").next().unwrap_or(&rule).to_string();
     kind(Class::Violation, &rule)
 }
@@ -216,6 +217,8 @@ mod tests {
             after_cases: 0,
             own_probe: false,
             connections: 1,
+            spent: Default::default(),
+            profile: Profile::default(),
         }
     }
 
@@ -232,6 +235,26 @@ mod tests {
         // Without a backtrace the site is unknown: a kind of its own, which no site matches.
         assert_eq!(finding(&observation(Liveness::Refused)).unwrap().to_string(), "crash");
         assert_eq!(finding(&observation(Liveness::Answered)), None);
+    }
+
+    /// A well-formed draft-00 Version Two reply (no rdma_direction) breaks no rule under
+    /// `v2-00`; read as draft-01 (its RPC XID taken for rdma_direction) it does.
+    #[test]
+    fn version_two_replies_are_judged_under_the_runs_profile() {
+        use rpcrdma_codec::profile::V2Envelope;
+        use rpcrdma_codec::rpc::MsgType;
+        use rpcrdma_codec::v2::HeaderBuilder;
+        use rpcrdma_codec::xdr::Encode;
+        let draft00 = Profile { v2_envelope: V2Envelope::Draft00, ..Profile::default() };
+        // The RPC reply's XID where draft-01 reads rdma_direction.
+        let mut payload = [0u8; 24];
+        payload[..8].copy_from_slice(&[0x12, 0x34, 0x56, 0x78, 0, 0, 0, 1]);
+        let bytes = HeaderBuilder::msg(7, 8, MsgType::REPLY).payload(&payload).draft00().encode_to_vec();
+        let f = Frame::decode(bytes.clone(), None, Role::Reply, &draft00);
+        assert_eq!(reply_violations(&f, &draft00), Vec::<String>::new());
+        let f = Frame::decode(bytes, None, Role::Reply, &draft00);
+        let under_01 = reply_violations(&f, &Profile::default());
+        assert!(!under_01.is_empty(), "draft-01 reads the XID as rdma_direction");
     }
 
     #[test]

@@ -89,6 +89,56 @@ pub struct Observation {
     /// Connections the case opened: its own when it had none to go on over, and the one the
     /// liveness probe opened when its own went quiet or away.
     pub connections: u64,
+    /// Where the case's time went.
+    pub spent: Spent,
+    /// The wire profile the replies were decoded under (the run's, [`RunOptions::profile`]).
+    pub profile: Profile,
+}
+
+/// Where a case's (or a run's) wall time went, phase by phase.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Spent {
+    /// Opening connections: the case's own and the one a probe opens after silence.
+    pub connect: Duration,
+    /// Registering the case's regions, writing them, binding and sending its messages.
+    pub send: Duration,
+    /// Waiting for the liveness proof (the own call's reply or a NULL's) and the replies before
+    /// and behind it.
+    pub wait: Duration,
+    /// Reading back the guard bytes and regions, deregistering them.
+    pub check: Duration,
+    /// Reading the peer's logs and memory after the case.
+    pub logs: Duration,
+    /// Writing the case to the journal before it is sent.
+    pub journal: Duration,
+    /// Drawing the next case and classifying the observation.
+    pub generate: Duration,
+}
+
+impl Spent {
+    /// The phases by name, in the order a case goes through them.
+    pub fn named(&self) -> [(&'static str, Duration); 7] {
+        [
+            ("generate", self.generate),
+            ("journal", self.journal),
+            ("connect", self.connect),
+            ("send", self.send),
+            ("wait", self.wait),
+            ("check", self.check),
+            ("logs", self.logs),
+        ]
+    }
+
+    /// Adds `other`'s phases to these.
+    pub fn add(&mut self, other: &Spent) {
+        self.connect += other.connect;
+        self.send += other.send;
+        self.wait += other.wait;
+        self.check += other.check;
+        self.logs += other.logs;
+        self.journal += other.journal;
+        self.generate += other.generate;
+    }
 }
 
 /// How long to wait for the liveness reply, and how much longer before calling it silence.
@@ -145,7 +195,10 @@ pub fn run_on(
         after_cases: 0,
         own_probe: false,
         connections: 0,
+        spent: Spent::default(),
+        profile: options.profile,
     };
+    let t = Instant::now();
     let mut seen_xids = HashSet::new();
     match kept.take() {
         Some(k) if k.conn.is_connected() => {
@@ -158,10 +211,13 @@ pub fn run_on(
             if let Err(e) = ctx.connect() {
                 obs.connect_failed = Some(format!("{e:?}"));
                 obs.liveness = Liveness::Refused;
+                obs.spent.connect = t.elapsed();
                 return obs;
             }
         }
     }
+    obs.spent.connect = t.elapsed();
+    let t = Instant::now();
     // The run's spec choices, for every decode here as for the replies (the engine's Ctx).
     let profile = *ctx.profile();
     let peer_receive = rpcrdma_codec::private_data::effective(ctx.peer_private_data(), &profile).params;
@@ -205,6 +261,8 @@ pub fn run_on(
         _ => None,
     };
     seen_xids.extend(xids.iter().flatten());
+    obs.spent.send = t.elapsed();
+    let t = Instant::now();
     obs.liveness = liveness(&mut ctx, timing, &mut obs, own);
     if obs.liveness == Liveness::Answered {
         // A well-formed call's reply may still be on its way behind the NULL's.
@@ -222,6 +280,8 @@ pub fn run_on(
         obs.unanswered =
             (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(&obs, x))).collect();
     }
+    obs.spent.wait = t.elapsed();
+    let t = Instant::now();
     // Guard bytes and read regions: nothing outside the writable ranges may change, and no
     // one-sided operation may reach outside the ranges the message gave for it.
     for (m, regs) in regions.iter().enumerate().take(granted.len()) {
@@ -258,12 +318,17 @@ pub fn run_on(
         for (reg, _) in regions.iter().flatten() {
             let _ = ctx.conn().deregister(reg);
         }
+        obs.spent.check = t.elapsed();
         if let Some((conn, peer_private_data)) = ctx.take_connection() {
             *kept = Some(Kept { conn, peer_private_data, cases: obs.after_cases + 1, xids: seen_xids });
         }
     } else {
+        obs.spent.check = t.elapsed();
+        let t = Instant::now();
         obs.connections += 1;
-        if new_connection_answers(&mut ctx, timing) {
+        let answers = new_connection_answers(&mut ctx, timing);
+        obs.spent.connect += t.elapsed();
+        if answers {
             // The probe's new connection carried only a NULL: as good as fresh for the next case.
             if let Some((conn, peer_private_data)) = ctx.take_connection() {
                 *kept = Some(Kept { conn, peer_private_data, cases: 0, xids: HashSet::new() });

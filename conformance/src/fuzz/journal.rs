@@ -113,6 +113,7 @@ pub fn reproducer(config: &super::Config, peer: String, sent: Sent, wires: &[Wir
         original_messages: wires.len(),
         messages: wires.to_vec(),
         preceding: Vec::new(),
+        reuse_connections: config.reuse_connections,
         profile: config.options.profile,
     }
 }
@@ -126,21 +127,10 @@ pub fn line(r: &Reproducer, sent: Sent) -> String {
 /// As [`line`], for a case sent over a connection the cases numbered `after` went over before
 /// it (`"after"`; their own lines, earlier in the journal, hold their messages).
 pub fn case_line(r: &Reproducer, sent: Sent, after: &[u64]) -> String {
-    let mut v = r.to_json();
     // Region contents as runs, and no fixups (the placeholders in the bytes give them back,
     // as they gave them when the case was encoded: `Wire::new`): a line goes over a serial
     // port before every case.
-    for (m, w) in v["messages"].as_array_mut().into_iter().flatten().zip(&r.messages) {
-        if let Some(o) = m.as_object_mut() {
-            o.remove("fixups");
-        }
-        for (region, wr) in m["regions"].as_array_mut().into_iter().flatten().zip(&w.regions) {
-            if let Some(o) = region.as_object_mut() {
-                o.remove("contents");
-                o.insert("runs".into(), json!(super::reproducer::runs(&wr.contents)));
-            }
-        }
-    }
+    let mut v = r.json(true);
     v["journal"] = json!({"sent": sent.describe(), "skip_cases": sent.skip_to_resume()});
     if !after.is_empty() {
         v["journal"]["after"] = json!(after);

@@ -33,7 +33,7 @@ use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::Connector;
 
 pub use classify::{Class, Kind};
-pub use execute::{Liveness, Observation, Timing};
+pub use execute::{Liveness, Observation, Spent, Timing};
 use input::Spec;
 pub use journal::{Journal, Sent};
 pub use reproducer::Reproducer;
@@ -56,7 +56,9 @@ pub trait Target {
     fn cheap_restart(&self) -> bool {
         true
     }
-    /// The peer's kernel log lines since the last call, where it can be read.
+    /// The peer's kernel log lines since the last call, where it can be read: what is there,
+    /// read at once, and when that is anything, read on until a moment passes with nothing
+    /// more (a report being written is read whole).
     fn kernel_log(&mut self) -> Vec<String> {
         Vec::new()
     }
@@ -65,6 +67,11 @@ pub trait Target {
     fn peer_log(&mut self) -> Vec<String> {
         Vec::new()
     }
+    /// Gives the peer's logs a moment to take the reports of a case that left the peer unwell
+    /// (silent, disconnected, refused): its kernel may still be writing an oops. A case the
+    /// peer answered does without: a report made while handling its messages was logged
+    /// before their replies (and the liveness proof behind them) were sent.
+    fn settle_logs(&mut self) {}
     /// The peer process's memory and its machine's, where they can be read.
     fn resources(&mut self) -> Option<resources::Sample> {
         None
@@ -235,6 +242,8 @@ pub struct Report {
     pub elapsed: Duration,
     /// Of `elapsed`, the time spent minimising findings.
     pub minimising: Duration,
+    /// Of `elapsed` less `minimising`, where the cases' time went.
+    pub spent: Spent,
     /// Cases per liveness outcome.
     pub outcomes: BTreeMap<&'static str, u64>,
     /// Cases per finding class (every occurrence, not only new kinds).
@@ -295,7 +304,7 @@ pub fn describe(obs: &Observation) -> String {
         parts.push(format!("well-formed message(s) {:?} unanswered", obs.unanswered));
     }
     for f in &obs.replies {
-        for v in classify::reply_violations(f) {
+        for v in classify::reply_violations(f, &obs.profile) {
             parts.push(format!("reply {f} breaks {v}"));
         }
     }
@@ -374,13 +383,18 @@ fn execute_specs(
         }
         None => &mut fresh,
     };
+    let t = Instant::now();
     let wires: Vec<input::Wire> = case.iter().map(Spec::encode).collect();
+    let encoded = t.elapsed();
+    let mut journalled = Duration::ZERO;
     if let Some(j) = &config.journal {
+        let t = Instant::now();
         let after: Vec<u64> = match &session.kept {
             Some(k) if k.cases > 0 => session.cases.iter().map(|(n, _)| *n).collect(),
             _ => Vec::new(),
         };
         j.append(&journal::case_line(&journal::reproducer(config, target.describe(), sent, &wires), sent, &after));
+        journalled = t.elapsed();
     }
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
@@ -392,6 +406,8 @@ fn execute_specs(
         &wires,
         config.reuse_connections,
     );
+    obs.spent.generate += encoded;
+    obs.spent.journal = journalled;
     if session.kept.as_ref().is_some_and(|k| k.cases > 0) {
         session.cases.truncate(obs.after_cases);
         session.cases.push((sent.case(), case.to_vec()));
@@ -403,6 +419,10 @@ fn execute_specs(
 /// What the peer's logs and process say after a case: kernel reports, a crash backtrace, the
 /// memory it holds now that the case's connection is closed.
 fn observe_peer(target: &mut dyn Target, watch: &mut resources::Watch, obs: &mut Observation) {
+    let t = Instant::now();
+    if obs.liveness != Liveness::Answered {
+        target.settle_logs();
+    }
     obs.kernel = kernel_log::reports(&target.kernel_log());
     let peer = target.peer_log();
     obs.crash_site = backtrace::crash_site(&peer);
@@ -410,6 +430,7 @@ fn observe_peer(target: &mut dyn Target, watch: &mut resources::Watch, obs: &mut
     if let Some(s) = target.resources() {
         watch.observe(s, obs.connections);
     }
+    obs.spent.logs += t.elapsed();
 }
 
 /// Replays a reproducer: whether its finding shows again (for a `kernel-panic`, whether the
@@ -427,18 +448,21 @@ pub fn replay(target: &mut dyn Target, r: &Reproducer, timing: Timing) -> (bool,
     }
     let rounds = if r.kind.class == Class::ResourceLeak { resources::MIN_CONNECTIONS + 1 } else { 1 };
     // The cases the finding needed before it, on its connection, then it on the same one,
-    // probed as the run that found it probed them (only `--reuse-connections` leaves cases
-    // before a finding; without them, a NULL after the case as every run without it sends).
+    // probed as the run that found it probed them (its reproducer says how: with
+    // `--reuse-connections` by a case's own last call where it can, else a NULL after each).
     let mut kept = None;
-    let own_probe = !r.preceding.is_empty();
+    let own_probe = r.reuse_connections;
     for (_, c) in &r.preceding {
         execute::run_on(target.connector(), &mut kept, &options, timing, c, own_probe);
     }
     let mut obs = execute::run_on(target.connector(), &mut kept, &options, timing, &r.messages, own_probe);
     drop(kept);
+    // One replay: whatever its outcome, the logs are given their moment.
+    target.settle_logs();
     observe_peer(target, &mut watch, &mut obs);
     for _ in 1..rounds {
         obs = execute::run(target.connector(), &options, timing, &r.messages);
+        target.settle_logs();
         observe_peer(target, &mut watch, &mut obs);
     }
     let got = match watch.take_leak() {
@@ -490,6 +514,7 @@ pub fn run_watched(
         own_probes: 0,
         elapsed: Duration::ZERO,
         minimising: Duration::ZERO,
+        spent: Spent::default(),
         outcomes: Liveness::ALL.iter().map(|l| (l.name(), 0)).collect(),
         classes: Class::ALL.iter().map(|c| (c.name(), 0)).collect(),
         findings: Vec::new(),
@@ -537,9 +562,12 @@ pub fn run_watched(
             report.ended = Ended::Messages;
             break;
         }
+        let t = Instant::now();
         let case = next_case(&mut rng, &mut xid, &corpus);
+        let drawn = t.elapsed();
         let case_no = config.skip_cases + report.cases + 1;
         let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no), Some(&mut session));
+        let t = Instant::now();
         report.cases += 1;
         report.messages += obs.sent as u64;
         report.connections += obs.connections;
@@ -563,6 +591,8 @@ pub fn run_watched(
         if let Some(kind) = &finding {
             *report.classes.entry(kind.class.name()).or_default() += 1;
         }
+        report.spent.add(&obs.spent);
+        report.spent.generate += drawn + t.elapsed();
         if finding.is_some() {
             // A new kind is minimised (the peer restarted between trials) and a restarted peer
             // has no connection of ours: the next case then opens a fresh one.
@@ -571,7 +601,7 @@ pub fn run_watched(
                 let preceding = session.preceding(&obs);
                 session = Session::default();
                 let t = Instant::now();
-                let f = minimise_finding(
+                let (f, left_unwell) = minimise_finding(
                     target,
                     config,
                     &mut watch,
@@ -584,7 +614,9 @@ pub fn run_watched(
                 report.minimising += t.elapsed();
                 on_finding(&f);
                 report.findings.push(f);
-                if !target.restart() && target.can_restart() {
+                // A costly restart only when the last case minimisation sent left the peer
+                // unwell: a violation leaves it answering as it was.
+                if (target.cheap_restart() || left_unwell) && !target.restart() && target.can_restart() {
                     report.ended = Ended::PeerDown;
                     break;
                 }
@@ -660,7 +692,7 @@ fn leak_finding(
 }
 
 /// Minimises a new finding (only on targets that can restart the peer between trials) and
-/// builds its reproducer.
+/// builds its reproducer; and whether the last case sent left the peer unwell.
 #[allow(clippy::too_many_arguments)]
 fn minimise_finding(
     target: &mut dyn Target,
@@ -671,7 +703,7 @@ fn minimise_finding(
     kind: Kind,
     obs: Observation,
     after_messages: u64,
-) -> Finding {
+) -> (Finding, bool) {
     let sent = obs.sent.max(1).min(case.len());
     let encode = |cases: &[Numbered]| -> Vec<(u64, Vec<input::Wire>)> {
         cases.iter().map(|(n, c)| (*n, c.iter().map(Spec::encode).collect())).collect()
@@ -712,15 +744,16 @@ fn minimise_finding(
                 again = Some(execute_specs(target, config, watch, c, trial, Some(&mut session)));
             }
             let again = again.expect("the case itself ran");
+            let left_unwell = unwell(&again);
             let ok = classify::finding(&again).as_ref() == Some(&kind);
             let observed = if ok { again } else { obs };
             let messages = case[..sent].iter().map(Spec::encode).collect();
             let mut r = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
             r.preceding = encode(&preceding);
-            return Finding { reproducer: r, after_messages, minimised: ok };
+            return (Finding { reproducer: r, after_messages, minimised: ok }, left_unwell);
         }
     }
-    let (min, observed, minimised) = if target.can_restart() {
+    let (min, observed, minimised, left_unwell) = if target.can_restart() {
         let mut last: Option<Observation> = None;
         let until = Instant::now() + config.minimise_time;
         let mut sick = unwell(&obs);
@@ -748,10 +781,12 @@ fn minimise_finding(
         }
         let o = execute_specs(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 }, None);
         let ok = classify::finding(&o).as_ref() == Some(&kind);
+        let left_unwell = unwell(&o);
         let o = if ok { o } else { last.unwrap_or(obs) };
-        (min, o, ok)
+        (min, o, ok, left_unwell)
     } else {
-        (case[..sent].to_vec(), obs, false)
+        let left_unwell = unwell(&obs);
+        (case[..sent].to_vec(), obs, false, left_unwell)
     };
     let messages = min.iter().map(Spec::encode).collect();
     let mut reproducer = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
@@ -759,7 +794,7 @@ fn minimise_finding(
     if !target.can_restart() {
         reproducer.preceding = encode(&preceding);
     }
-    Finding { reproducer, after_messages, minimised }
+    (Finding { reproducer, after_messages, minimised }, left_unwell)
 }
 
 /// A finding's reproducer: the run's seed and connection settings, the case, what was seen.
@@ -785,6 +820,7 @@ fn reproducer(
         original_messages,
         messages,
         preceding: Vec::new(),
+        reuse_connections: config.reuse_connections,
         profile: config.options.profile,
     }
 }

@@ -36,6 +36,10 @@ pub struct Reproducer {
     /// sends them first, each followed by its liveness probe, on the same connection. Empty:
     /// the messages alone on a fresh connection show it.
     pub preceding: Vec<(u64, Vec<Wire>)>,
+    /// The run went on over kept connections and proved a case's liveness by the reply to its
+    /// own last call where it could (`fuzz --reuse-connections`): replay probes the same way.
+    /// Files written before this field existed read it as whether they have `preceding`.
+    pub reuse_connections: bool,
     /// The spec choices the run read and wrote the wire under (`"profile"`: their names, absent
     /// for the default); replay uses them.
     pub profile: Profile,
@@ -68,6 +72,13 @@ impl Reproducer {
     }
 
     pub fn to_json(&self) -> Value {
+        self.json(false)
+    }
+
+    /// As [`Reproducer::to_json`], each region's contents as runs ([`runs`]) and no fixups
+    /// when `compact` (a journal line: the placeholders in the bytes give the fixups back).
+    pub(crate) fn json(&self, compact: bool) -> Value {
+        let wire_json = |w: &Wire| wire_json(w, compact);
         let pd = rpcrdma_codec::private_data::PrivateData::new(self.send_size, self.receive_size, true)
             .map(|p| {
                 let mut b = [0u8; 8];
@@ -95,6 +106,7 @@ impl Reproducer {
             },
             "original_messages": self.original_messages,
             "messages": messages,
+            "reuse_connections": self.reuse_connections,
         });
         if self.profile != Profile::default() {
             v["profile"] = self.profile.choices().collect::<Vec<_>>().into();
@@ -144,6 +156,10 @@ impl Reproducer {
             observed: s(c, "observed")?,
             original_messages: n(v, "original_messages")? as usize,
             messages,
+            reuse_connections: match v.get("reuse_connections") {
+                None => !preceding.is_empty(),
+                Some(b) => b.as_bool().ok_or("\"reuse_connections\": not true or false")?,
+            },
             preceding,
             profile,
         })
@@ -151,19 +167,27 @@ impl Reproducer {
 }
 
 /// One message as JSON: its bytes, regions and fixups.
-fn wire_json(w: &Wire) -> Value {
+fn wire_json(w: &Wire, compact: bool) -> Value {
     let regions: Vec<Value> = w
         .regions
         .iter()
         .map(|r| {
-            json!({
+            let mut v = json!({
                 "size": r.contents.len(),
-                "contents": hex(&r.contents),
                 "writable": r.writable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
                 "readable": r.readable.iter().map(|&(lo, hi)| json!([lo, hi])).collect::<Vec<_>>(),
-            })
+            });
+            if compact {
+                v["runs"] = json!(runs(&r.contents));
+            } else {
+                v["contents"] = json!(hex(&r.contents));
+            }
+            v
         })
         .collect();
+    if compact {
+        return json!({"hex": hex(&w.bytes), "length": w.bytes.len(), "regions": regions});
+    }
     let fixups: Vec<Value> = w
         .fixups
         .iter()
@@ -298,6 +322,7 @@ mod tests {
             original_messages: 3,
             messages: vec![s.encode(), generate::null_call(6, 1).encode()],
             preceding: vec![(5, vec![generate::null_call(3, 32).encode()]), (6, Vec::new())],
+            reuse_connections: true,
             profile: Profile { error_arm: rpcrdma_codec::profile::ErrorArm::Rfc5666, ..Profile::default() },
         };
         let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
@@ -320,5 +345,18 @@ mod tests {
         let mut bad: Value = serde_json::from_str(&text).unwrap();
         bad["format"] = json!("other/9");
         assert!(Reproducer::from_json(&bad).is_err());
+        // Before the field: a reproducer with cases before it came from a run that reused
+        // connections, one without from a run that did not.
+        let mut old: Value = serde_json::from_str(&text).unwrap();
+        old.as_object_mut().unwrap().remove("reuse_connections");
+        assert!(Reproducer::from_json(&old).unwrap().reuse_connections);
+        old.as_object_mut().unwrap().remove("preceding");
+        assert!(!Reproducer::from_json(&old).unwrap().reuse_connections);
+        // Recorded, it wins over the inference: a reused run's finding shown alone.
+        let alone = Reproducer { preceding: Vec::new(), ..r.clone() };
+        let back = Reproducer::from_json(&alone.to_json()).unwrap();
+        assert!(back.reuse_connections && back.preceding.is_empty());
+        old["reuse_connections"] = json!("yes");
+        assert!(Reproducer::from_json(&old).unwrap_err().contains("reuse_connections"));
     }
 }

@@ -418,6 +418,8 @@ pub fn run_case(target: &mut dyn Target, options: &RunOptions, reply_wait: Durat
         }
         drop(ctx.finish());
     }
+    // A case is a whole session here: the logs get their moment after each, as they always had.
+    target.settle_logs();
     run.kernel = kernel_log::reports(&target.kernel_log());
     run.crash_site = backtrace::crash_site(&target.peer_log());
     run

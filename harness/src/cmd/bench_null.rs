@@ -1,4 +1,4 @@
-//! `rpcrdma-harness bench-null` (hidden): NFSv3 NULL calls per second against a peer, at
+//! `rpcrdma-harness bench-null`: NFSv3 NULL calls per second against a peer, at
 //! queue depth 1 and with the peer's whole credit window outstanding. Measures what the
 //! harness can drive, so its overhead can be compared with the peer's.
 
@@ -13,7 +13,7 @@ use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
 use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
 
-use crate::exit::{Ending, Outcome};
+use crate::exit::{Ending, HarnessError, Outcome};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -85,8 +85,13 @@ pub fn run(args: BenchArgs) -> Outcome {
         .expect("4096")
         .encode_into(&mut pd)
         .expect("8 bytes");
+    let mut conn = connector.connect(&pd, Instant::now() + Duration::from_secs(5)).map_err(|e| {
+        HarnessError::Unreachable(format!(
+            "cannot reach {}: {e}",
+            args.peer.as_deref().unwrap_or("the embedded responder")
+        ))
+    })?;
     let result = (|| -> Result<(), String> {
-        let mut conn = connector.connect(&pd, Instant::now() + Duration::from_secs(5)).map_err(|e| e.to_string())?;
         conn.post_recv(RECEIVE_SIZE, OUR_WINDOW as usize).map_err(|e| e.to_string())?;
         let mut xid = 0x4000_0000u32;
         conn.send(&null_call(xid)).map_err(|e| e.to_string())?;

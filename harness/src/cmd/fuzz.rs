@@ -201,6 +201,11 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
         r.reused,
         r.own_probes
     );
+    if r.cases > 0 {
+        let per_case = |d: Duration| d.as_secs_f64() * 1000.0 / r.cases as f64;
+        let phases: Vec<String> = spent(r).iter().map(|(k, d)| format!("{k} {:.2}", per_case(*d))).collect();
+        s += &format!("milliseconds per case: {}\n", phases.join(", "));
+    }
     let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("cases per finding class: {}\n", classes.join(", "));
     s += &format!("coverage: {} reply signatures, corpus of {}\n", r.signatures, r.corpus);
@@ -244,6 +249,15 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     s
 }
 
+/// Where the cases' time went (minimisation not counted): the run's phases, and `other` for
+/// the rest (restarts of the peer, the progress report).
+fn spent(r: &Report) -> Vec<(&'static str, Duration)> {
+    let mut v = r.spent.named().to_vec();
+    let counted: Duration = v.iter().map(|(_, d)| *d).sum();
+    v.push(("other", r.elapsed.saturating_sub(r.minimising).saturating_sub(counted)));
+    v
+}
+
 /// The report as JSON (schema `rpcrdma-harness/fuzz-report/v1`).
 pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> serde_json::Value {
     json!({
@@ -259,6 +273,10 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "messages": r.messages,
         "messages_per_second": r.messages_per_second(),
         "cases_per_second": r.cases_per_second(),
+        "spent_seconds": spent(r)
+            .into_iter()
+            .map(|(k, d)| (k.to_string(), json!(d.as_secs_f64())))
+            .collect::<serde_json::Map<_, _>>(),
         "connections": r.connections,
         "reused_cases": r.reused,
         "own_probes": r.own_probes,
@@ -288,30 +306,51 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
     })
 }
 
-pub fn run(args: FuzzArgs) -> Outcome {
-    if args.reverse {
-        return reverse::run(args);
-    }
+/// What `fuzz` and `fuzz --reverse` settle from their arguments before a session: every bad
+/// one is an error here, before a case is sent.
+pub(crate) struct Prelude {
+    /// `--json -`: the report takes standard output, and the text goes to standard error.
+    pub json_to_stdout: bool,
+    pub duration: Duration,
+    /// The reply wait (`--timeout`, or its default for the target).
+    pub reply: Duration,
+    /// The findings the profile (`--expect`) lists.
+    pub expected: Vec<KnownFinding>,
+    pub version: crate::peer_version::PeerVersion,
+    /// The spec choices the cases, the replies' classification, the embedded responder and
+    /// the reproducers go by.
+    pub wire: rpcrdma_codec::Profile,
+    pub target: Box<dyn fuzz::Target>,
+    pub seed: u64,
+}
+
+/// Checks `--json`, the durations, the profile, the wire profile and the target, and makes
+/// `--out`.
+pub(crate) fn prelude(args: &FuzzArgs) -> Result<Prelude, HarnessError> {
     if let Some(path) = &args.json {
         check_json_path(path).map_err(HarnessError::Usage)?;
     }
-    // `--json -`: the report takes standard output, and the text goes to standard error.
     let json_to_stdout = args.json.as_deref().is_some_and(is_dash);
     crate::output::text_to_stderr(json_to_stdout);
     let duration = seconds(args.seconds, "--seconds")?;
     let reply = seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout")?;
-    let (expected, peer_version) = {
-        let p = crate::profiles::load(args.expect.as_deref())?;
-        let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
-        let line = v.line();
-        (p.map(|p| p.findings).unwrap_or_default(), (v, line))
-    };
-    // The spec choices the cases, the replies' classification, the embedded responder and the
-    // reproducers go by.
+    let profile = crate::profiles::load(args.expect.as_deref())?;
+    let version = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), profile.as_ref());
+    let expected = profile.map(|p| p.findings).unwrap_or_default();
     let wire = args.wire.profile()?;
-    let mut target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
+    let target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
     std::fs::create_dir_all(&args.out)
         .map_err(|e| HarnessError::Environment(format!("{}: {e}", args.out.display())))?;
+    let seed = seed_or_clock(args.seed);
+    Ok(Prelude { json_to_stdout, duration, reply, expected, version, wire, target, seed })
+}
+
+pub fn run(args: FuzzArgs) -> Outcome {
+    if args.reverse {
+        return reverse::run(args);
+    }
+    let Prelude { json_to_stdout, duration, reply, expected, version, wire, mut target, seed } = prelude(&args)?;
+    let version_line = version.line();
     let journal = match &args.journal {
         None => None,
         Some(path) => Some(std::sync::Arc::new(
@@ -319,7 +358,6 @@ pub fn run(args: FuzzArgs) -> Outcome {
                 .map_err(|e| HarnessError::Environment(format!("--journal {}: {e}", path.display())))?,
         )),
     };
-    let seed = seed_or_clock(args.seed);
     let config = Config {
         seed,
         duration: Some(duration),
@@ -353,7 +391,7 @@ pub fn run(args: FuzzArgs) -> Outcome {
     // finding (ended "not ended ..."): a run killed outright (the OOM killer's SIGKILL) still
     // leaves its report, saying it did not end.
     let json_path = args.json.clone();
-    let mut version_fields = peer_version.0.json_fields().to_vec();
+    let mut version_fields = version.json_fields().to_vec();
     version_fields.push(("wire_profile", json!(crate::wire_profile::names(&wire))));
     let write_json = |report: &Report, known: &[Option<String>]| -> Result<(), String> {
         // Standard output takes the report once, at the end.
@@ -425,7 +463,7 @@ pub fn run(args: FuzzArgs) -> Outcome {
         return Err(HarnessError::Unreachable(format!("cannot reach {}", report.peer)));
     }
     let known = known_reasons(&report, &expected);
-    if let Some(line) = &peer_version.1 {
+    if let Some(line) = &version_line {
         crate::textln!("{line}");
     }
     crate::output::text_str(&text(&report, &files, &known));

@@ -2,6 +2,7 @@
 //! crate's other modules) and never another command: what two commands share is a service.
 
 pub mod bench_null;
+pub mod bench_read;
 pub mod decode;
 pub mod export_tree;
 pub mod fuzz;

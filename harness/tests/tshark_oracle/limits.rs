@@ -58,6 +58,14 @@ const NFS4_READ_IN_WRITE_CHUNK: &str = "an NFSv4.1 COMPOUND reply whose READ res
     as if whole, malformed at the missing READ data (inferred from the captures, as for \
     rfc8166/4.3.2.2/subsequent-item-next-chunk)";
 
+/// The RFC 8267 6.4.2 WRITE checks: their data Read chunk is many segments of one registered
+/// region (one R_key, consecutive offsets).
+const NFS4_WRITE_SEGMENTS_SHARE_HANDLE: &str = "an NFSv4.1 WRITE whose data Read chunk is 16 or \
+    32 segments of one region (one R_key at consecutive offsets): no call is reassembled from \
+    the RDMA Read responses and the COMPOUND reply matches no call; inferred from the captures \
+    to be SHARED_HANDLE's segment tree keyed by the handle alone (each segment replacing the \
+    one before), not traced in the dissector";
+
 /// Well-formed conversations Wireshark cannot put back together, and why.
 pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     (
@@ -93,6 +101,8 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     ("rfc8267/6.4.1/failed-read-empty-chunk", NFS4_READ_IN_WRITE_CHUNK),
     ("rfc8267/6.4.1/surplus-reads-inline", NFS4_READ_IN_WRITE_CHUNK),
     ("rfc8267/6.4.2/sixteen-segment-write-chunk", NFS4_READ_IN_WRITE_CHUNK),
+    ("rfc8267/6.4.2/sixteen-segment-read-chunks", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
+    ("rfc8267/6.4.2/excess-chunk-lists-answered", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
     (
         "v2-01/5.3/nomsg-call-same-version",
         "Wireshark 4.0's rpcordma dissector decodes Version One only (it gives up on any other \
@@ -117,8 +127,12 @@ const MISUSED_ON_PURPOSE: &str = "the scenario's reply returns chunks the call d
 const VERSION_TWO: &str = "the group of Version Two checks: the reference requester speaks \
     Version Two there, and Wireshark 4.0's rpcordma dissector decodes Version One only";
 
-pub const WIRESHARK_CANNOT_MATCH: &[(&str, &str)] =
-    &[("rfc5666/6.2/conf-rdma", NO_CCP_DISSECTOR), ("rfc5666/6.2/maxrdmaread-zero", NO_CCP_DISSECTOR)];
+pub const WIRESHARK_CANNOT_MATCH: &[(&str, &str)] = &[
+    ("rfc5666/6.2/conf-rdma", NO_CCP_DISSECTOR),
+    ("rfc5666/6.2/maxrdmaread-zero", NO_CCP_DISSECTOR),
+    ("rfc8267/6.4.2/sixteen-segment-read-chunks", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
+    ("rfc8267/6.4.2/excess-chunk-lists-answered", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
+];
 
 /// Every RPC-over-RDMA Version One message of `t` with its chunk lists passed through
 /// `f(reads, writes, reply)`, and every RDMA operation's R_key through `key(handle, offset)`.

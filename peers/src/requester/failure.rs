@@ -20,6 +20,9 @@ pub enum Failure {
     /// An RDMA_ERROR answered the call with this rdma_err (RFC 8166 4.5: a permanent error
     /// that completes the RPC transaction).
     RdmaError(u32),
+    /// An RPC reply MSG_ACCEPTED with GARBAGE_ARGS (RFC 8166 4.5.2, RFC 8267 6.4.2): the
+    /// server could not decode the call's arguments.
+    GarbageArgs,
     /// A reply (or its RPC or NFS part) that does not decode.
     Undecodable(DecodeError),
     /// LOOKUP answered with this nfsstat3 (none: the results did not decode).
@@ -39,6 +42,7 @@ impl fmt::Display for Failure {
             Failure::NoReply => f.write_str("no reply before the deadline"),
             Failure::Disconnected => f.write_str("disconnected"),
             Failure::RdmaError(e) => write!(f, "RDMA_ERROR with rdma_err {e}"),
+            Failure::GarbageArgs => f.write_str("GARBAGE_ARGS"),
             Failure::Undecodable(e) => write!(f, "a reply that does not decode: {e}"),
             Failure::Status(s) => write!(f, "status {s:?}"),
             Failure::Settings => f.write_str("our sizes are not RFC 8797 sizes"),

@@ -153,6 +153,16 @@ crate::fault_switches! {
         /// Close the connection while holding a delegation, and reconnect only to return it
         /// (RFC 8167 5.4: SHOULD maintain a connection while the server may send callbacks).
         drop_with_delegation = "drop-with-delegation",
+        /// Send an NFS version 4 call refused with RDMA_ERROR or GARBAGE_ARGS again, the same
+        /// XID, once (RFC 8267 6.4.2: SHOULD NOT retransmit; 6.7.2 and RFC 8166 4.5: an
+        /// RDMA_ERROR completes the transaction).
+        resend_refused_call = "resend-refused-call",
+        /// The NFSv4.1 READ COMPOUND's write chunk in seventeen segments (RFC 8267 6.4.2: up to
+        /// sixteen, absent knowledge of the server's limits).
+        seventeen_segment_chunk = "seventeen-segment-chunk",
+        /// The NFSv4.1 COMPOUND of two READs offers its one write chunk sized for the second
+        /// READ (RFC 8267 6.4.1: the first chunk MUST be used by the first READ).
+        write_chunk_for_second_read = "write-chunk-for-second-read",
     }
 }
 
@@ -211,6 +221,9 @@ impl RequesterFaults {
         ("reverse-zero-credit", &["rfc8267/6.5.2#1"]),
         ("reverse-chunks-accepted", &["rfc8167/5.3#2"]),
         ("drop-with-delegation", &["rfc8167/5.4#1"]),
+        ("resend-refused-call", &["rfc8267/6.4.2#4", "rfc8267/6.7.2#2"]),
+        ("seventeen-segment-chunk", &["rfc8267/6.4.2#1"]),
+        ("write-chunk-for-second-read", &["rfc8267/6.4.1#1"]),
     ];
 }
 
@@ -281,6 +294,34 @@ impl RequesterFaults {
             receive * 4
         } else {
             faithful
+        }
+    }
+
+    /// Whether a call refused with RDMA_ERROR or GARBAGE_ARGS is sent again (`faithful`:
+    /// never, RFC 8166 4.5, RFC 8267 6.4.2); `resent`: it was already. `resend-refused-call`
+    /// sends it once more.
+    pub(super) fn bend_resend_refused(&self, resent: bool) -> bool {
+        self.resend_refused_call && !resent
+    }
+
+    /// The segment lengths of a write chunk for `count` bytes (`faithful`: one segment);
+    /// `seventeen-segment-chunk` splits it into seventeen of a byte or more.
+    pub(super) fn bend_nfs4_write_chunk(&self, count: u32) -> Vec<u32> {
+        if self.seventeen_segment_chunk {
+            vec![count.div_ceil(17).max(1); 17]
+        } else {
+            vec![count]
+        }
+    }
+
+    /// The count the NFSv4.1 COMPOUND's one write chunk is sized for, of its two READs'
+    /// counts (`faithful`: the first's, RFC 8267 6.4.1); `write-chunk-for-second-read` the
+    /// second's.
+    pub(super) fn bend_chunked_read(&self, first: u32, second: u32) -> u32 {
+        if self.write_chunk_for_second_read {
+            second
+        } else {
+            first
         }
     }
 

@@ -1,10 +1,10 @@
 //! NFSv4.1 and NFSv4.2 in the reference requester (RFC 8881, RFC 7862 over RFC 8267 6): a
 //! session whose back channel rides the RDMA connection (CREATE_SESSION4_FLAG_CONN_BACK_CHAN,
 //! RFC 8267 6.5.2), SEQUENCE-led COMPOUNDs (PUTROOTFH, LOOKUP, OPEN wanting a read delegation,
-//! READ, CLOSE), a second client whose OPEN for writing makes the server recall the
-//! delegation, and the callback program answered in the reverse direction
-//! (`requester/reverse.rs`): CB_NULL, and CB_COMPOUND with CB_SEQUENCE and CB_RECALL, after
-//! which the delegation goes back with DELEGRETURN.
+//! READ, two READs offering one write chunk (RFC 8267 6.4.1), CLOSE), a second client whose
+//! OPEN for writing makes the server recall the delegation, and the callback program answered
+//! in the reverse direction (`requester/reverse.rs`): CB_NULL, and CB_COMPOUND with
+//! CB_SEQUENCE and CB_RECALL, after which the delegation goes back with DELEGRETURN.
 
 use std::time::{Duration, Instant};
 
@@ -24,6 +24,24 @@ use crate::proto::nfs41::{
     SP4_NONE,
 };
 use crate::proto::Call;
+use crate::transport::Access;
+use rpcrdma_codec::chunk::Segment;
+
+/// The first READ of the COMPOUND offering a write chunk: `five` in full.
+const CHUNKED_READ: u32 = 5;
+
+/// Its second READ, inline: two bytes of `five`.
+const INLINE_READ: u32 = 2;
+
+/// Whether `reply` is an RPC reply MSG_ACCEPTED with GARBAGE_ARGS.
+fn garbage_args(reply: &[u8], profile: &rpcrdma_codec::Profile) -> bool {
+    use rpcrdma_codec::rpc::{AcceptStat, ReplyBody, RpcHeader};
+    let Ok(m) = Message::decode(reply, profile) else { return false };
+    matches!(
+        RpcMessage::decode(m.payload).map(|r| r.header),
+        Ok(RpcHeader::Reply(r)) if matches!(r.body, ReplyBody::Accepted { stat: AcceptStat::GarbageArgs, .. })
+    )
+}
 
 /// NFSv4's RPC version (RFC 8881 16).
 const NFS_V4: u32 = 4;
@@ -103,10 +121,62 @@ impl Session<'_> {
             NFSPROC4_COMPOUND,
             compound_args(step, minor, ops),
         );
-        let reply = self.call(step, xid, &call.msg())?;
+        self.compound_call(step, &call)
+    }
+
+    /// Sends a COMPOUND call (its chunks with it); its decoded results. GARBAGE_ARGS fails the
+    /// step (RFC 8267 6.4.2: the call is not sent again), as does a reply that does not decode.
+    fn compound_call(&mut self, step: &'static str, call: &Call) -> Step<CompoundRes> {
+        let mut reply = self.call(step, call.xid, &call.msg())?;
+        if garbage_args(&reply, &self.options.profile) && self.faults.bend_resend_refused(false) {
+            reply = self.call(step, call.xid, &call.msg())?;
+        }
+        if garbage_args(&reply, &self.options.profile) {
+            return Err(WorkloadError { step, failure: Failure::GarbageArgs });
+        }
         let m = at(step, Message::decode(&reply, &self.options.profile))?;
         let rpc = at(step, RpcMessage::decode(m.payload))?;
         compound_res(rpc.body, |_| false).ok_or(WorkloadError { step, failure: Failure::Status(None) })
+    }
+
+    /// SEQUENCE, PUTFH and two READs of `fh` (RFC 8267 6.4.1): the first of [`CHUNKED_READ`]
+    /// bytes through the COMPOUND's one write chunk (6.4.2: no more than one, of up to sixteen
+    /// segments), the second of [`INLINE_READ`] bytes inline (more READs than write chunks).
+    fn reads_through_write_chunk(&mut self, client: &mut Client, fh: &[u8], stateid: Stateid) -> Step<()> {
+        let sized = self.faults.bend_chunked_read(CHUNKED_READ, INLINE_READ);
+        let chunk = self
+            .faults
+            .bend_nfs4_write_chunk(sized)
+            .into_iter()
+            .map(|n| self.register(n, Access::WRITE).map(|r| r.segment()))
+            .collect::<Step<Vec<Segment>>>()?;
+        let seq = Op::Sequence {
+            sessionid: client.sessionid,
+            sequenceid: client.sequenceid,
+            slotid: 0,
+            highest_slotid: 0,
+            cachethis: false,
+        };
+        client.sequenceid = client.sequenceid.wrapping_add(1);
+        let ops = [
+            seq,
+            Op::PutFh(fh.to_vec()),
+            Op::Read { stateid, offset: 0, count: CHUNKED_READ },
+            Op::Read { stateid, offset: 1, count: INLINE_READ },
+        ];
+        let minor = self.options.nfs4_minor.unwrap_or(1);
+        let xid = self.xid();
+        let mut call = Call::new(
+            xid,
+            self.options.credits,
+            NFS_PROGRAM,
+            NFS_V4,
+            NFSPROC4_COMPOUND,
+            compound_args("READ READ", minor, &ops),
+        );
+        call.writes = vec![chunk];
+        let _ = self.compound_call("READ through a write chunk", &call);
+        Ok(())
     }
 
     /// A SEQUENCE-led COMPOUND on `client`'s slot 0 (RFC 8881 18.46).
@@ -221,7 +291,15 @@ pub(super) fn workload(s: &mut Session<'_>) -> Step<()> {
     };
     let delegated = matches!(delegation, Delegation::Read { .. } | Delegation::Write { .. });
     super::faults::drop_with_delegation(s, c.sessionid, delegated, LINGER)?;
-    s.sequenced("READ", &mut c, vec![Op::PutFh(fh.clone()), Op::Read { stateid, offset: 0, count: 5 }])?;
+    match s.sequenced("READ", &mut c, vec![Op::PutFh(fh.clone()), Op::Read { stateid, offset: 0, count: 5 }]) {
+        // Refused unprocessed (RFC 8267 6.4.2, RFC 8166 4.5): the READ is complete with its
+        // error, and the slot's sequence ID was not used (RFC 8881 2.10.6.1).
+        Err(WorkloadError { failure: Failure::RdmaError(_) | Failure::GarbageArgs, .. }) => {
+            c.sequenceid = c.sequenceid.wrapping_sub(1)
+        }
+        r => _ = r?,
+    }
+    s.reads_through_write_chunk(&mut c, &fh, stateid)?;
     s.sequenced("CLOSE", &mut c, vec![Op::PutFh(fh.clone()), Op::Close { seqid: 0, stateid }])?;
 
     // A second client opens the file for writing: the server recalls our delegation

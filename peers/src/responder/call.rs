@@ -148,7 +148,7 @@ impl Session<'_> {
     ) -> Result<(), Stop> {
         let xid = call.xid;
         let faults = self.config.faults.clone();
-        if faults.drops_reply(outcome.as_ref()) {
+        if faults.drops_reply(outcome.as_ref()) || faults.drops_excess_chunks(chunks) {
             return Ok(());
         }
         let (rpc_header, mut results) = reply_body(xid, outcome);

@@ -267,6 +267,17 @@ crate::fault_switches! {
         /// discarded, nothing more: a server that falls over on one is what `fuzz --reverse`
         /// finds).
         crash_on_unknown_reverse_xid = "crash-on-unknown-reverse-xid",
+        /// The NFSv4.1 server gives up the callbacks outstanding when their back channel
+        /// connection is lost: a CB_RECALL is not sent again once the client binds a new
+        /// connection to the session's back channel (RFC 8167 5.4, RFC 8881 2.10.6.2).
+        cb_abandoned_on_reconnect = "cb-abandoned-on-reconnect",
+        /// Refuse with ERR_CHUNK a call whose read list holds a chunk of more than eight
+        /// segments (RFC 8267 6.4.2: an NFSv4 server MUST accept sixteen).
+        read_chunk_over_eight_segments = "read-chunk-over-eight-segments",
+        /// Send nothing (and keep the connection) for a call whose read list holds a chunk of
+        /// more than sixteen segments (RFC 8267 6.4.2: SHOULD answer ERR_CHUNK or
+        /// GARBAGE_ARGS for chunk lists beyond its prescriptions it cannot process).
+        drop_excess_chunk_lists = "drop-excess-chunk-lists",
     }
 }
 
@@ -397,6 +408,9 @@ impl Faults {
         // which tells the two apart by msg_type (4.1, 5.2).
         ("reverse-reply-answered", &["rfc8267/6.5.2#1"]),
         ("cb-before-back-channel", &["rfc8167/6#1"]),
+        ("cb-abandoned-on-reconnect", &["rfc8167/5.4#2"]),
+        ("read-chunk-over-eight-segments", &["rfc8267/6.4.2#2"]),
+        ("drop-excess-chunk-lists", &["rfc8267/6.4.2#3"]),
     ];
 }
 
@@ -412,10 +426,19 @@ impl Faults {
 
     /// Whether a read chunk is refused with ERR_CHUNK: `no-position-zero` refuses a
     /// position-zero chunk, `reject-read-pad-segment` one whose last segment (of several) is
-    /// shorter than four bytes, a separate XDR pad.
+    /// shorter than four bytes, a separate XDR pad,
+    /// `read-chunk-over-eight-segments` one of more than eight segments.
     pub(super) fn refuses_read_chunk(&self, c: &ReadChunk<'_>) -> bool {
         let last_is_pad = c.segment_count() > 1 && c.segments().last().is_some_and(|s| s.length < 4);
-        c.position == 0 && self.no_position_zero || c.position != 0 && last_is_pad && self.reject_read_pad_segment
+        c.position == 0 && self.no_position_zero
+            || c.position != 0 && last_is_pad && self.reject_read_pad_segment
+            || self.read_chunk_over_eight_segments && c.segment_count() > 8
+    }
+
+    /// `drop-excess-chunk-lists`: whether a call goes unanswered for a read chunk of more than
+    /// sixteen segments (RFC 8267 6.4.2's prescription for NFS version 4).
+    pub(super) fn drops_excess_chunks(&self, chunks: &ChunkLists<'_>) -> bool {
+        self.drop_excess_chunk_lists && chunks.reads.chunks().any(|c| c.segment_count() > 16)
     }
 
     /// Whether a call is refused with ERR_CHUNK for its write list: faithfully never;

@@ -84,6 +84,7 @@ impl Responder {
         let v41 = crate::ulp::nfs41::Shared::new(crate::ulp::nfs41::Faults {
             cb_before_back_channel: f.cb_before_back_channel,
             cb_large_call: f.cb_large_call,
+            cb_abandoned_on_reconnect: f.cb_abandoned_on_reconnect,
         });
         let ulp: UlpFactory = Arc::new(move || {
             let nfs = crate::ulp::NfsServer::new().with_v41(&v41);
@@ -507,6 +508,10 @@ impl<'a> Session<'a> {
             if !is_nomsg && scenario.targets(msg.payload, &chunks) && !self.played.swap(true, Ordering::SeqCst) {
                 self.target = Some(fixed.xid);
             }
+        }
+        // A scenario refusing its call answers it unprocessed (RFC 8267 6.4.2).
+        if self.target == Some(fixed.xid) && self.config.scenario.is_some_and(Scenario::refuses_call) {
+            return self.send(&HeaderBuilder::msg(fixed.xid, self.grant()).encode_to_vec(), None);
         }
         self.note_recorded_target(fixed.xid, is_nomsg, msg.payload);
         self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)

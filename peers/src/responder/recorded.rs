@@ -27,9 +27,10 @@ pub struct RecordedReply {
 }
 
 impl RecordedReply {
-    /// From the recorded call (an RDMA_MSG carrying its RPC call inline) and the reply sent.
-    pub fn new(call: &[u8], reply: Vec<u8>) -> Result<RecordedReply, String> {
-        let m = Message::decode(call, &Profile::default()).map_err(|e| format!("the recorded call: {e}"))?;
+    /// From the recorded call (an RDMA_MSG carrying its RPC call inline) and the reply sent,
+    /// the call decoded under the run's wire `profile` (the responder's `Config::profile`).
+    pub fn new(call: &[u8], reply: Vec<u8>, profile: &Profile) -> Result<RecordedReply, String> {
+        let m = Message::decode(call, profile).map_err(|e| format!("the recorded call: {e}"))?;
         if !matches!(m.header.body, Body::Msg(_)) {
             return Err("the recorded call is not an RDMA_MSG with its RPC call inline".into());
         }
@@ -150,7 +151,7 @@ mod tests {
             .iter()
             .flat_map(|w| w.to_be_bytes())
             .collect::<Vec<u8>>();
-        let r = RecordedReply::new(&call(0x1111_2222, 6), reply).expect("an RDMA_MSG READ call");
+        let r = RecordedReply::new(&call(0x1111_2222, 6), reply, &Profile::default()).expect("an RDMA_MSG READ call");
         assert_eq!(r.procedure, (100003, 3, 6));
         let payload = |xid, p| CallHeader::new(xid, 100003, 3, p).encode_to_vec();
         assert!(!r.claims(&payload(5, 1)), "a GETATTR is not a READ");
@@ -164,9 +165,27 @@ mod tests {
 
     #[test]
     fn a_call_that_is_not_an_inline_rpc_call_is_refused() {
-        assert!(RecordedReply::new(&[0; 8], Vec::new()).is_err());
+        let p = Profile::default();
+        assert!(RecordedReply::new(&[0; 8], Vec::new(), &p).is_err());
         let nomsg = HeaderBuilder::nomsg(1, 32).encode_to_vec();
-        assert!(RecordedReply::new(&nomsg, Vec::new()).is_err());
+        assert!(RecordedReply::new(&nomsg, Vec::new(), &p).is_err());
+    }
+
+    #[test]
+    fn the_recorded_call_decodes_under_the_runs_profile() {
+        // RDMA_ERROR with rdma_err 3: no arm for it in RFC 8166 4.1.2 (an XDR error), the
+        // default arm with rdma_extra[8] in RFC 5666 4.3 (a header, then refused as no call).
+        let error = [[7_u32, 1, 32, 4, 3].as_slice(), &[0; 8]]
+            .concat()
+            .iter()
+            .flat_map(|w| w.to_be_bytes())
+            .collect::<Vec<u8>>();
+        let rfc8166 = RecordedReply::new(&error, Vec::new(), &Profile::default()).unwrap_err();
+        assert!(rfc8166.contains("the recorded call: ") && rfc8166.contains("rdma_err"), "{rfc8166}");
+        let mut rfc5666 = Profile::default();
+        assert!(rfc5666.apply("rfc5666-error-arm"));
+        let decoded = RecordedReply::new(&error, Vec::new(), &rfc5666).unwrap_err();
+        assert_eq!(decoded, "the recorded call is not an RDMA_MSG with its RPC call inline");
     }
 
     #[test]

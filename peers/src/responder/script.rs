@@ -8,7 +8,7 @@
 use rpcrdma_codec::chunk::{ChunkLists, Segment};
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::rpc::CallHeader;
-use rpcrdma_codec::rpc::{RpcHeader, RpcMessage};
+use rpcrdma_codec::rpc::{AcceptStat, ReplyHeader, RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, HeaderMut, Message, Proc, MIN_HEADER_LEN};
 use rpcrdma_codec::v2::{self, MsgType};
 use rpcrdma_codec::xdr::{Encode, Reader};
@@ -118,6 +118,14 @@ scenarios! {
         /// ([`Scenario::reverse_calls`]): a requester that takes no chunks in the reverse
         /// direction answers ERR_CHUNK. No reply is replaced.
         ReverseChunks = "reverse-chunks",
+        /// NFS version 4 (RFC 8267 6.4.2, 6.7.2): the first NFSv4 COMPOUND with a READ
+        /// operation, sent inline, refused unprocessed with RDMA_ERROR ERR_CHUNK, as a server
+        /// whose chunk list limits it exceeds answers it (RFC 8166 4.5: an RDMA_ERROR completes
+        /// the transaction).
+        Nfs4ErrChunk = "nfs4-err-chunk",
+        /// The same COMPOUND refused unprocessed with an RPC reply MSG_ACCEPTED GARBAGE_ARGS in
+        /// an RDMA_MSG (RFC 8267 6.4.2: the other answer to chunk lists too complex).
+        Nfs4GarbageArgs = "nfs4-garbage-args",
     }
 }
 
@@ -150,6 +158,23 @@ pub const REVERSE_CHUNK: Segment = Segment::new(0x0bad_c0de, 64, 0x7e00_0000_000
 /// The NFSv4 callback program (RFC 8881 20) and CB_NULL: a backward call any requester that
 /// supports the backward direction can answer (PROG_UNAVAIL, if it serves no callback).
 const CB_PROGRAM: u32 = 0x4000_0000;
+
+/// Whether an inline RPC call is an NFS version 4 COMPOUND (RFC 8881 16.2) with a READ among
+/// the operations that decode before the first one that does not.
+fn is_nfs4_read(inline_payload: &[u8]) -> bool {
+    use crate::proto::nfs41::Op;
+    let Ok(RpcMessage { header: RpcHeader::Call(c), body, .. }) = RpcMessage::decode(inline_payload) else {
+        return false;
+    };
+    if c.prog != NFS_PROGRAM || c.vers != 4 || c.proc_ != crate::proto::nfs4::NFSPROC4_COMPOUND {
+        return false;
+    }
+    let mut r = Reader::new(body);
+    let (Ok(_), Ok(_), Ok(n)) = (r.opaque("tag", u32::MAX), r.u32("minorversion"), r.u32("argarray")) else {
+        return false;
+    };
+    (0..n).map_while(|_| Op::decode(&mut r).ok()).any(|op| matches!(op, Op::Read { .. }))
+}
 
 fn is_nfs3_read(inline_payload: &[u8]) -> bool {
     match RpcMessage::decode(inline_payload) {
@@ -241,6 +266,9 @@ impl Scenario {
         if self.version_two() || !self.replaces_reply() {
             return false;
         }
+        if self.refuses_call() {
+            return is_nfs4_read(inline_payload);
+        }
         match RpcMessage::decode(inline_payload) {
             Ok(RpcMessage { header: RpcHeader::Call(c), body, .. })
                 if c.prog == NFS_PROGRAM && c.vers == 3 && c.proc_ == NFSPROC3_READ =>
@@ -270,6 +298,13 @@ impl Scenario {
     /// Whether the scenario replaces a reply (the others play on the CM exchange or CCP).
     pub fn replaces_reply(self) -> bool {
         self.private_data([0; 8], false).is_none() && self != Scenario::CcpLimits && !self.reverse_direction()
+    }
+
+    /// Whether the scenario refuses its NFS version 4 call unprocessed (RFC 8267 6.4.2):
+    /// the responder answers it with [`Scenario::rewrite`] of a bare RDMA_MSG header of the
+    /// call's XID instead of serving it.
+    pub fn refuses_call(self) -> bool {
+        matches!(self, Scenario::Nfs4ErrChunk | Scenario::Nfs4GarbageArgs)
     }
 
     /// Whether the scenario returns the call's write chunk misused (see `misuse.rs`).
@@ -353,6 +388,16 @@ impl Scenario {
             Scenario::CcpLimits | Scenario::ReverseBurst | Scenario::ReverseChunks => reply.to_vec(),
             Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
                 super::misuse::rewrite(self, reply, profile).unwrap_or_else(|| reply.to_vec())
+            }
+            // RFC 8166 4.5: the call's rdma_xid and rdma_vers; ERR_CHUNK (4.5.2).
+            Scenario::Nfs4ErrChunk => {
+                let vers = FixedFields::decode(reply).map_or(1, |f| f.vers);
+                HeaderBuilder::err_chunk(xid, credit).raw_vers(vers).encode_to_vec()
+            }
+            // RFC 5531 9: MSG_ACCEPTED, an AUTH_NONE verifier, GARBAGE_ARGS; RFC 8166 4.5.2.
+            Scenario::Nfs4GarbageArgs => {
+                let rpc = RpcHeader::Reply(ReplyHeader::accepted(xid, AcceptStat::GarbageArgs)).encode_to_vec();
+                [HeaderBuilder::msg(xid, credit).encode_to_vec(), rpc].concat()
             }
         }
     }
@@ -513,6 +558,9 @@ impl Scenario {
             // The burst (or the chunked call) follows the client's reply to the first callback
             // (CB_NULL after CREATE_SESSION).
             Scenario::ReverseBurst | Scenario::ReverseChunks => (ClientMount::Nfs41, &[AwaitCallbacks, ListLong]),
+            // The first READ is refused: other calls after it (a client that completed the
+            // READ with its error goes on; one that did not sends it again first).
+            Scenario::Nfs4ErrChunk | Scenario::Nfs4GarbageArgs => (ClientMount::Nfs41, &[ListLong]),
             // The unmount's calls after it are the check's precondition already.
             Scenario::ReplyDone | Scenario::CcpLimits | Scenario::BackwardCall => (ClientMount::Nfs3, &[]),
             // Another call after the injected message: a client that took it as the answer
@@ -640,6 +688,32 @@ mod tests {
         assert!(Scenario::ReverseBurst
             .reverse_calls(&HeaderBuilder::msg(7, 8).encode_to_vec(), 3, &Profile::default())
             .is_empty());
+    }
+
+    #[test]
+    fn nfs4_refusals_take_a_read_compound_and_answer_err_chunk_or_garbage_args() {
+        use crate::proto::nfs41::{compound_args, Op};
+        let compound = |ops: &[Op]| crate::proto::Call::new(9, 1, NFS_PROGRAM, 4, 1, compound_args("t", 1, ops));
+        let read = compound(&[Op::PutRootFh, Op::Read { stateid: [0; 16], offset: 0, count: 5 }]).rpc_bytes();
+        let lookup = compound(&[Op::PutRootFh, Op::Lookup(b"five".to_vec()), Op::GetFh]).rpc_bytes();
+        let nfs3_read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 5)).rpc_bytes();
+        let none = ChunkLists::NONE;
+        for s in [Scenario::Nfs4ErrChunk, Scenario::Nfs4GarbageArgs] {
+            assert!(s.refuses_call() && s.replaces_reply(), "{}", s.name());
+            assert!(s.targets(&read, &none), "{}", s.name());
+            assert!(!s.targets(&lookup, &none) && !s.targets(&nfs3_read, &none), "{}", s.name());
+        }
+        assert!(!Scenario::ShortReply.targets(&read, &none) && !Scenario::ShortReply.refuses_call());
+        // The bare header the responder passes for the refused call: xid 0x12345678, credit 7.
+        let bare = HeaderBuilder::msg(0x1234_5678, 7).encode_to_vec();
+        let words = |b: &[u8]| b.chunks(4).map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]])).collect::<Vec<_>>();
+        // RDMA_ERROR (4), ERR_CHUNK (2): the whole rpcrdma_error, 20 bytes (RFC 8166 5.1).
+        let e = Scenario::Nfs4ErrChunk.rewrite(&bare, &Profile::default());
+        assert_eq!(words(&e), [0x1234_5678, 1, 7, 4, 2]);
+        // RDMA_MSG with three empty lists, then xid, REPLY, MSG_ACCEPTED, AUTH_NONE with no
+        // body, GARBAGE_ARGS (RFC 5531 9).
+        let g = Scenario::Nfs4GarbageArgs.rewrite(&bare, &Profile::default());
+        assert_eq!(words(&g), [0x1234_5678, 1, 7, 0, 0, 0, 0, 0x1234_5678, 1, 0, 0, 0, 4]);
     }
 
     #[test]

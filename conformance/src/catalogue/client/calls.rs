@@ -23,34 +23,24 @@ pub(super) fn calls<'a>(served: &'a [Served<'a>]) -> impl Iterator<Item = (&'a S
     })
 }
 
-/// Whether a message we sent is a reverse-direction call: its RPC message is a CALL.
-pub fn is_reverse_call(f: &Frame) -> bool {
-    matches!(f.rpc.as_ref(), Some(Ok(r)) if matches!(r.kind, RpcKind::Call { .. }))
-}
-
 /// The XIDs of our reverse-direction calls on a connection.
 pub fn reverse_xids(s: &Served<'_>) -> HashSet<u32> {
     s.events
         .iter()
         .filter_map(|(_, e)| match e {
-            Seen::Reply(f) if is_reverse_call(f) => f.rpc.as_ref()?.as_ref().ok().map(|r| r.xid),
+            Seen::Reply(f) if f.is_rpc_call() => f.rpc.as_ref()?.as_ref().ok().map(|r| r.xid),
             _ => None,
         })
         .collect()
 }
 
-/// Whether a message the requester sent is a forward-direction call: an RPC call decodes
-/// from it (RFC 8167 2.4.1: it may carry the XID of one of our reverse-direction calls).
-pub(super) fn is_forward_call(f: &Frame) -> bool {
-    matches!(f.rpc.as_ref(), Some(Ok(r)) if matches!(r.kind, RpcKind::Call { .. }))
-}
-
 /// Whether a message the requester sent answers one of our reverse-direction calls (`xids`):
-/// no forward call, it carries an RPC reply, or its rdma_xid (or RPC XID) is one of theirs.
-/// Such messages are no forward-direction calls: the forward checks leave them out.
+/// no forward call (an RPC call decoding from it is one even when it carries the XID of one of
+/// ours, RFC 8167 2.4.1), and it carries an RPC reply, or its rdma_xid (or RPC XID) is one of
+/// theirs. Such messages are no forward-direction calls: the forward checks leave them out.
 pub fn is_reverse_answer(f: &Frame, xids: &HashSet<u32>) -> bool {
     let rpc = f.rpc.as_ref().and_then(|r| r.as_ref().ok());
-    !is_forward_call(f)
+    !f.is_rpc_call()
         && (rpc.is_some_and(|r| xids.contains(&r.xid))
             || f.fixed().is_some_and(|h| xids.contains(&h.xid))
             || rpc.is_some())

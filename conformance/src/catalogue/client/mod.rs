@@ -15,6 +15,7 @@ pub mod cm;
 pub mod credits;
 pub mod inline;
 pub mod misuse;
+pub mod nfs4;
 pub mod reduction;
 pub mod reverse;
 pub mod scenarios;
@@ -24,7 +25,7 @@ pub mod v2;
 
 pub use served::{transcript, ClientCheck, Seen, Served};
 
-use calls::{calls, is_reverse_answer, is_reverse_call, nfs3_call, plural, read_count, reverse_xids};
+use calls::{calls, is_reverse_answer, nfs3_call, plural, read_count, reverse_xids};
 
 use std::time::Duration;
 
@@ -136,7 +137,7 @@ fn within_grant(served: &[Served<'_>]) -> Judged {
         for (_, e) in &s.events {
             match e {
                 Seen::Call(f) if is_reverse_answer(f, &reverse) => {}
-                Seen::Reply(f) if is_reverse_call(f) => {}
+                Seen::Reply(f) if f.is_rpc_call() => {}
                 // Only messages that expect a reply count as requests.
                 Seen::Call(f) if f.carries_rpc_message() => {
                     outstanding += 1;
@@ -378,6 +379,13 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(misuse::CHECKS.iter())
         .chain(v2::CHECKS.iter())
         .chain(reverse::CHECKS.iter())
+        .chain(nfs4::CHECKS.iter())
+}
+
+/// Whether a check judges what only an NFSv4.1 requester sends: the reverse direction
+/// ([`reverse`]) and the NFS version 4 binding ([`nfs4`]).
+pub fn speaks_nfs41(c: &ClientCheck) -> bool {
+    reverse::CHECKS.iter().chain(nfs4::CHECKS.iter()).any(|r| std::ptr::eq(r, c))
 }
 
 /// The scenarios `checks` need played, each once, in order.

@@ -19,8 +19,8 @@ use rpcrdma_peers::proto::nfs41::{
 use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::WcStatus;
 
-use super::calls::{calls, is_forward_call, plural};
-pub use super::calls::{is_reverse_answer, is_reverse_call, reverse_xids};
+use super::calls::{calls, plural};
+pub use super::calls::{is_reverse_answer, reverse_xids};
 use super::served::{ClientCheck, Seen, Served};
 use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 use crate::frame::rpc::RpcKind;
@@ -54,7 +54,7 @@ fn exchanges<'a>(served: &'a [Served<'a>]) -> Vec<Exchange<'a>> {
         for (_, e) in &s.events {
             match e {
                 Seen::Injected { .. } => injected = true,
-                Seen::Reply(f) if is_reverse_call(f) => {
+                Seen::Reply(f) if f.is_rpc_call() => {
                     let xid = f.rpc.as_ref().and_then(|r| r.as_ref().ok()).map_or(0, |r| r.xid);
                     last_sent = Some(out.len());
                     let scenario = injected && Scenario::is_reverse_xid(xid);
@@ -72,7 +72,7 @@ fn exchanges<'a>(served: &'a [Served<'a>]) -> Vec<Exchange<'a>> {
                     let x = out[first..].iter_mut().find(|x| {
                         x.answer.is_none()
                             && x.send_failed.is_none()
-                            && !is_forward_call(f)
+                            && !f.is_rpc_call()
                             && (rdma_xid == Some(x.xid) || rpc_xid == Some(x.xid))
                     });
                     if let Some(x) = x {
@@ -94,10 +94,10 @@ fn starved(served: &[Served<'_>]) -> Option<String> {
         let mut last = None;
         for (_, e) in &s.events {
             match e {
-                Seen::Reply(f) if last.is_some() || is_reverse_call(f) => last = Some(f),
+                Seen::Reply(f) if last.is_some() || f.is_rpc_call() => last = Some(f),
                 Seen::SendFailed(st) if last.is_some() => {
                     let f = last.expect("a message sent");
-                    let what = if is_reverse_call(f) { "our reverse-direction call" } else { "our reply" };
+                    let what = if f.is_rpc_call() { "our reverse-direction call" } else { "our reply" };
                     return Some(format!(
                         "connection {i}: {what} met no receive at the requester ({}): {f}",
                         st.name()

@@ -6,8 +6,8 @@ use rpcrdma_codec::profile::PrivateDataLocate;
 use rpcrdma_codec::rpc::AcceptStat;
 
 use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_READ};
-use rpcrdma_peers::transport::Access;
 
+use super::invalidation::read_into_fresh_chunk;
 use super::sizes::HONOURED_RECEIVE;
 use crate::catalogue::steps::{lookup, start};
 use crate::engine::{expect, Ctx, Judged, OrFail, Verdict};
@@ -76,12 +76,7 @@ fn observe_private_data(ctx: &mut Ctx, pd: &[u8]) -> Result<Used, Verdict> {
         Err(_) => false,
     };
     ctx.ensure_connected().or_fail("a connection")?;
-    let fh = lookup(ctx, nfs3::FILE_FIVE)?;
-    let region = ctx.register(64, Access::WRITE);
-    let mut call = ctx.nfs3(NFSPROC3_READ, nfs3::read_args(&fh, 0, 64));
-    call.writes = vec![vec![region.segment()]];
-    let got = ctx.call(&call.msg());
-    let (f, _) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail("a READ3 reply")?;
+    let (f, _) = read_into_fresh_chunk(ctx)?;
     let r_seen = ctx.conn().observes_invalidation();
     Ok(Used { receive_size, r_bit: f.invalidated.is_some(), r_seen })
 }

@@ -10,9 +10,9 @@ use std::time::Duration;
 use rpcrdma_conformance::engine::RunOptions;
 use rpcrdma_conformance::fuzz::reverse::{self, Config, Ended, Finding};
 
-use super::{check_json_path, is_dash, write_whole, FuzzArgs};
+use super::{prelude, write_whole, FuzzArgs, Prelude};
 use crate::exit::{usage, Ending, HarnessError, Outcome};
-use crate::fuzz_target::{default_timeout, file_safe, seconds, seed_or_clock, target};
+use crate::fuzz_target::file_safe;
 
 fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
     let detail = file_safe(&f.kind.detail);
@@ -27,23 +27,7 @@ pub fn run(args: FuzzArgs) -> Outcome {
     if args.watch.peer_pid_file.is_some() {
         return Err(usage("--reverse watches no peer memory (--peer-pid-file): each case is one connection"));
     }
-    if let Some(path) = &args.json {
-        check_json_path(path).map_err(HarnessError::Usage)?;
-    }
-    let json_to_stdout = args.json.as_deref().is_some_and(is_dash);
-    crate::output::text_to_stderr(json_to_stdout);
-    let duration = seconds(args.seconds, "--seconds")?;
-    let reply = seconds(default_timeout(args.timeout, args.peer.is_some()), "--timeout")?;
-    let (expected, version) = {
-        let p = crate::profiles::load(args.expect.as_deref())?;
-        let v = crate::peer_version::PeerVersion::new(args.version.peer_version.as_deref(), p.as_ref());
-        (p.map(|p| p.findings).unwrap_or_default(), v)
-    };
-    let wire = args.wire.profile()?;
-    let mut target = target(args.peer.as_deref(), &args.fault, &args.watch, wire)?;
-    std::fs::create_dir_all(&args.out)
-        .map_err(|e| HarnessError::Environment(format!("{}: {e}", args.out.display())))?;
-    let seed = seed_or_clock(args.seed);
+    let Prelude { json_to_stdout, duration, reply, expected, version, wire, mut target, seed } = prelude(&args)?;
     // A recall needs the server to answer a few COMPOUNDs and to call us within the timeout.
     let timeout = reply.max(Duration::from_secs(2));
     let config = Config {

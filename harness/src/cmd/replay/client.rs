@@ -42,7 +42,7 @@ pub fn run(
     let log = KernelLog::follow(log_path).map_err(|e| usage(format!("--kernel-log {}: {e}", log_path.display())))?;
     let recorded = match finding.reverse_call {
         Some((n, xid)) => RecordedReply::reverse(n, xid, finding.call),
-        None => RecordedReply::new(&finding.call, finding.reply),
+        None => RecordedReply::new(&finding.call, finding.reply, &profile),
     };
     let recorded = Arc::new(recorded.map_err(|e| usage(format!("{}: {e}", file.display())))?);
     let (prog, vers, proc_) = recorded.procedure;

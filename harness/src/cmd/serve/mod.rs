@@ -89,9 +89,10 @@ fn self_test(
         return fuzz_self_test(&config, session);
     }
     let mut observed = Vec::new();
-    // The reverse-direction checks judge the NFSv4.1 workload (its back channel on the
-    // connection, RFC 8167); the others the NFSv3 one, in each version.
-    let is_reverse = |c: &ClientCheck| client::reverse::CHECKS.iter().any(|r| std::ptr::eq(r, c));
+    // The reverse-direction and NFS version 4 checks judge the NFSv4.1 workload (its back
+    // channel on the connection, RFC 8167; RFC 8267 6); the others the NFSv3 one, in each
+    // version.
+    let is_reverse = |c: &ClientCheck| client::speaks_nfs41(c);
     let reverse: Vec<&ClientCheck> = checks.iter().copied().filter(|c| is_reverse(c)).collect();
     if !reverse.is_empty() {
         let mut runs = vec![None];

@@ -25,6 +25,9 @@ pub struct Faults {
     /// Queue, when the back channel is granted, a CB_COMPOUND larger than its
     /// ca_maxrequestsize (RFC 8881 18.36.3).
     pub cb_large_call: bool,
+    /// Give up the callbacks outstanding when their back channel connection is lost, rather
+    /// than send them again on the next one bound to it (RFC 8167 5.4).
+    pub cb_abandoned_on_reconnect: bool,
 }
 
 /// CREATE_SESSION4args (RFC 8881 18.36.1): the fields of [`Op::CreateSession`] the server
@@ -129,6 +132,8 @@ pub(super) struct StateEntry {
 /// A reverse-direction call awaiting its reply.
 struct Pending {
     session: Option<SessionId>,
+    /// The connection it was last sent on.
+    conn: u64,
     proc_: u32,
     msg: Vec<u8>,
     uses_slot: bool,
@@ -194,7 +199,8 @@ impl State {
     }
 
     /// A connection went: its queue goes, and the back channels it carried lose it; their
-    /// unanswered calls wait for a new one (RFC 8167 5.4).
+    /// unanswered calls wait for a new one (RFC 8167 5.4), or go again at once on the one the
+    /// client bound the back channel to meanwhile (RFC 8881 2.10.6.2).
     pub fn disconnect(&mut self, conn: u64) {
         self.queues.remove(&conn);
         for s in self.sessions.values_mut() {
@@ -202,6 +208,38 @@ impl State {
                 s.back_conn = None;
             }
         }
+        let moved: Vec<(SessionId, u64)> = self
+            .pending
+            .values()
+            .filter(|p| p.conn == conn && p.uses_slot)
+            .filter_map(|p| {
+                let sid = p.session?;
+                Some((sid, self.sessions.get(&sid)?.back_conn?))
+            })
+            .collect();
+        for (sid, to) in moved {
+            self.resend(sid, conn, to);
+        }
+    }
+
+    /// The CB_COMPOUNDs of `sid` outstanding on the lost connection `from`, sent again on `to`
+    /// (RFC 8167 5.4); `cb-abandoned-on-reconnect` gives them up, their slot freed.
+    fn resend(&mut self, sid: SessionId, from: u64, to: u64) {
+        let lost = |p: &Pending| p.session == Some(sid) && p.uses_slot && p.conn == from;
+        if self.faults.cb_abandoned_on_reconnect {
+            self.pending.retain(|_, p| !lost(p));
+            if let Some(s) = self.sessions.get_mut(&sid) {
+                s.cb_busy = false;
+            }
+            self.pump(sid);
+            return;
+        }
+        let mut again = Vec::new();
+        for p in self.pending.values_mut().filter(|p| lost(p)) {
+            p.conn = to;
+            again.push(p.msg.clone());
+        }
+        self.queues.entry(to).or_default().extend(again);
     }
 
     pub fn change_of(&self, id: NodeId) -> u64 {
@@ -381,15 +419,19 @@ impl State {
         if fresh && self.faults.cb_large_call {
             s.backlog.push_back(CbWork::Large { size: back.maxrequestsize as usize + 4 });
         }
-        let again: Vec<Vec<u8>> = match lost {
-            // The CB_COMPOUNDs (a CB_NULL probe goes anyway).
-            true => {
-                self.pending.values().filter(|p| p.session == Some(sid) && p.uses_slot).map(|p| p.msg.clone()).collect()
-            }
-            false => Vec::new(),
-        };
         self.pump(sid);
-        self.queues.entry(conn).or_default().extend(again);
+        if lost {
+            // The CB_COMPOUNDs outstanding on the connections lost (a CB_NULL probe goes anyway).
+            let from: Vec<u64> = self
+                .pending
+                .values()
+                .filter(|p| p.session == Some(sid) && p.uses_slot && p.conn != conn)
+                .map(|p| p.conn)
+                .collect();
+            for f in from {
+                self.resend(sid, f, conn);
+            }
+        }
     }
 
     /// Sends what the back channel of `sid` can take now: every CB_NULL, and one
@@ -453,7 +495,7 @@ impl State {
         self.next_xid = self.next_xid.wrapping_add(1);
         let msg = call_message(xid, program, proc_, sec, &args);
         self.queues.entry(conn).or_default().push(msg.clone());
-        self.pending.insert(xid, Pending { session, proc_, msg, uses_slot });
+        self.pending.insert(xid, Pending { session, conn, proc_, msg, uses_slot });
     }
 
     /// Queues the recall of delegation `other` to its holder's back channel (RFC 8881 10.4.1).

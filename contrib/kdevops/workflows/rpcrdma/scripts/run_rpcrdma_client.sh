@@ -1,7 +1,7 @@
 #!/bin/bash
 # Judges this node's kernel NFS client (xprtrdma) with the client catalogue: `rpcrdma-harness
-# serve` listens on this node's RDMA address, the kernel mounts from it (NFSv3 and NFSv4.2 over
-# RDMA, a plain workload), then each active scenario on its own port (client-scenarios, from
+# serve` listens on this node's RDMA address, the kernel mounts from it (NFSv3, NFSv4.1 and
+# NFSv4.2 over RDMA, a plain workload), then each active scenario on its own port (client-scenarios, from
 # the toolkit's harness/linux-peer/), while serve follows the kernel log. As the toolkit's own
 # VM run does (harness/linux-peer/run).
 #
@@ -20,19 +20,27 @@ spid=$!
 sleep 2
 mnt=$(mktemp -d)
 log=$OUT/client-mount.txt
-for v in 3 4.2; do
-  timeout 60 mount -t nfs -o "vers=$v,proto=rdma,port=20050,retrans=1,timeo=30" "$IP:/export" "$mnt" >> "$log" 2>&1
+# The workload of the toolkit's VM (harness/linux-peer/guest/phases.sh, phase_client): NFSv3 of
+# /export, NFSv4.1 and 4.2 of serve's root (its NFSv4 server has no pseudo file system: the
+# export is the root PUTROOTFH names).
+# shellcheck disable=SC2012 # listings for client-mount.txt
+for v in 3 4.1 4.2; do
+  p=/export; [ $v = 3 ] || p=/
+  timeout 60 mount -t nfs -o "vers=$v,proto=rdma,port=20050,retrans=1,timeo=30" "$IP:$p" "$mnt" >> "$log" 2>&1
   echo "mount vers=$v rc=$?" >> "$log"
   if grep -q " $mnt " /proc/mounts; then
     {
-      find "$mnt/dir" -maxdepth 1 | head -3
+      ls -l "$mnt/dir" | head -3
       od -An -tx1 "$mnt/five"
       dd if="$mnt/big" of=/dev/null bs=64k
       dd if="$mnt/big" of="$mnt/scratch" bs=64k conv=fsync
+      echo new > "$mnt/newfile"
       ls -l "$mnt"
+      umount "$mnt"
+      mount -t nfs -o "vers=3,proto=rdma,port=20050,nordirplus" "$IP:/export" "$mnt" && ls -l "$mnt/dir" | wc -l
     } >> "$log" 2>&1
-    umount "$mnt"
   fi
+  umount "$mnt" 2>/dev/null
 done
 rmdir "$mnt"
 "$SCENARIOS" "$OUT/client-summary.txt" "$IP" >> "$log" 2>&1
