@@ -61,6 +61,21 @@ struct Client {
     sequenceid: u32,
 }
 
+impl Client {
+    /// The SEQUENCE of the next call on slot 0 (RFC 8881 18.46), the slot's sequence ID taken.
+    fn next_sequence(&mut self) -> Op {
+        let seq = Op::Sequence {
+            sessionid: self.sessionid,
+            sequenceid: self.sequenceid,
+            slotid: 0,
+            highest_slotid: 0,
+            cachethis: false,
+        };
+        self.sequenceid = self.sequenceid.wrapping_add(1);
+        seq
+    }
+}
+
 /// What the callback program learnt: the delegations the server recalled (CB_RECALL).
 #[derive(Debug, Default)]
 pub(super) struct Callbacks {
@@ -150,14 +165,7 @@ impl Session<'_> {
             .into_iter()
             .map(|n| self.register(n, Access::WRITE).map(|r| r.segment()))
             .collect::<Step<Vec<Segment>>>()?;
-        let seq = Op::Sequence {
-            sessionid: client.sessionid,
-            sequenceid: client.sequenceid,
-            slotid: 0,
-            highest_slotid: 0,
-            cachethis: false,
-        };
-        client.sequenceid = client.sequenceid.wrapping_add(1);
+        let seq = client.next_sequence();
         let ops = [
             seq,
             Op::PutFh(fh.to_vec()),
@@ -181,14 +189,7 @@ impl Session<'_> {
 
     /// A SEQUENCE-led COMPOUND on `client`'s slot 0 (RFC 8881 18.46).
     fn sequenced(&mut self, step: &'static str, client: &mut Client, ops: Vec<Op>) -> Step<CompoundRes> {
-        let seq = Op::Sequence {
-            sessionid: client.sessionid,
-            sequenceid: client.sequenceid,
-            slotid: 0,
-            highest_slotid: 0,
-            cachethis: false,
-        };
-        client.sequenceid = client.sequenceid.wrapping_add(1);
+        let seq = client.next_sequence();
         self.compound(step, &[vec![seq], ops].concat())
     }
 
