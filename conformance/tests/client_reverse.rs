@@ -10,7 +10,7 @@ use rpcrdma_conformance::catalogue::client::{judge, reverse, scenarios_of, Seen,
 use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_conformance::frame::rpc::RpcKind;
-use rpcrdma_peers::observe::ObservedConnection;
+use rpcrdma_peers::observe::{Observed, ObservedConnection};
 use rpcrdma_peers::proto::callback::{CbCompoundArgs, CbOp, CB_COMPOUND};
 use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions, WorkloadError};
 use rpcrdma_peers::responder::Config;
@@ -93,6 +93,11 @@ fn every_reverse_check_passes_the_nfs41_requester_with_its_scenarios() {
             let want = format!("{} calls at once", nfs41().back_channel_slots);
             assert!(actual.contains(&want), "{actual}");
         }
+        if id == "rfc8167/4.3.1/requester-reverse-receives-after-reconnect" {
+            // The burst on the second connection, the back channel bound to it again.
+            let want = format!("connection 1 (after we closed connection 0, back channel offered again on connection 1): {} calls at once", nfs41().back_channel_slots);
+            assert!(actual.contains(&want), "{actual}");
+        }
         if id == "rfc8167/5.3/requester-reverse-err-chunk" {
             assert!(actual.contains("ERR_CHUNK"), "{actual}");
         }
@@ -115,13 +120,18 @@ fn a_requester_without_a_back_channel_is_inconclusive() {
 /// leaves the checks that do not alone where it breaks nothing they judge.
 #[test]
 fn each_reverse_fault_is_noticed_with_the_reason() {
-    let cases: [(&str, &str, &str); 10] = [
+    let cases: [(&str, &str, &str); 11] = [
         ("reverse-reply-bad-version", "rfc8167/5.2/requester-reverse-reply-framing", "rdma_vers 2"),
         ("reverse-reply-xid-mismatch", "rfc8167/5.2/requester-reverse-reply-framing", "rdma_xid"),
         ("reverse-reply-as-call", "rfc8167/5.2/requester-reverse-reply-framing", "msg_type 0"),
         ("ignore-reverse-calls", "rfc8267/6.5.2/requester-answers-reverse-calls", "no answer"),
         ("no-reverse-receives", "rfc8267/6.5.2/requester-answers-reverse-calls", "no receive"),
         ("no-reverse-receives", "rfc8167/4.3.1/requester-reverse-receives", "no receive"),
+        (
+            "no-reverse-receives-after-reconnect",
+            "rfc8167/4.3.1/requester-reverse-receives-after-reconnect",
+            "after we closed connection 0: connection 1",
+        ),
         ("reverse-zero-credit", "rfc8167/4.1/requester-reverse-grant", "a grant of 0"),
         ("reverse-chunks-accepted", "rfc8167/5.3/requester-reverse-err-chunk", "neither ERR_CHUNK"),
         ("oversized-back-channel", "rfc8267/6.5.2/requester-back-channel-fits", "says Long Calls are taken"),
@@ -145,7 +155,6 @@ fn a_forward_call_reusing_a_reverse_xid_is_no_answer() {
     use rpcrdma_codec::rpc::{AcceptStat, CallHeader, ReplyHeader};
     use rpcrdma_codec::v1::HeaderBuilder;
     use rpcrdma_codec::xdr::Encode;
-    use rpcrdma_peers::observe::Observed;
     use rpcrdma_peers::proto::Call;
 
     let xid = 0xcb00_0001;
@@ -193,4 +202,41 @@ fn the_nfs42_requester_answers_callbacks_too() {
     for (id, outcome, actual) in outcomes(&conns) {
         assert_eq!(outcome, Outcome::Pass, "{id}: {actual}");
     }
+}
+
+/// `reverse-burst-reconnect` without its precondition: the connection we closed and nothing
+/// after it, or a new connection that offers no back channel, is inconclusive with the
+/// reason; the conformant requester binds its back channel again and passes.
+#[test]
+fn the_burst_after_a_reconnect_needs_the_reconnect_and_the_back_channel_again() {
+    use rpcrdma_peers::responder::Scenario;
+    let id = "rfc8167/4.3.1/requester-reverse-receives-after-reconnect";
+    let check = reverse::CHECKS.iter().find(|c| c.info.id == id).unwrap();
+    let scenario = Some(Scenario::ReverseBurstReconnect);
+    let (conns, errors) = observed_workloads(&config(), &[scenario], &nfs41(), &RequesterFaults::default());
+    assert!(errors.is_empty(), "{errors:?}");
+    assert!(conns.len() >= 2, "no reconnect: {} connections", conns.len());
+    let get = |conns: &[ObservedConnection]| {
+        let r = judge(&[check], conns, &Profile::default()).remove(0);
+        (r.outcome, r.actual.to_string())
+    };
+    let (outcome, actual) = get(&conns);
+    assert_eq!(outcome, Outcome::Pass, "{actual}");
+    // Only the connection we closed: the requester never came back.
+    let (outcome, actual) = get(&conns[..1]);
+    assert_eq!(outcome, Outcome::Inconclusive, "{actual}");
+    assert!(actual.contains("never connected again"), "{actual}");
+    // A new connection whose calls offer no back channel (its BIND_CONN_TO_SESSION left out),
+    // nor any reverse-direction call of ours on it.
+    let mut unbound = conns.clone();
+    for c in &mut unbound[1..] {
+        c.events.retain(|(_, e)| match e {
+            // The requester's COMPOUND tag is its step's name.
+            Observed::FromRequester(b) => !b.windows(20).any(|w| w == b"BIND_CONN_TO_SESSION"),
+            _ => true,
+        });
+    }
+    let (outcome, actual) = get(&unbound);
+    assert_eq!(outcome, Outcome::Inconclusive, "{actual}");
+    assert!(actual.contains("offered no back channel"), "{actual}");
 }

@@ -359,6 +359,7 @@ fn replay_probes_liveness_as_the_run_that_found_it() {
         preceding: Vec::new(),
         reuse_connections,
         profile: Profile::default(),
+        cut_short: None,
     };
     let timing = Timing { reply: Duration::from_millis(300) };
     let (_, _, reused) = fuzz::replay(&mut Embedded::new(Faults::default()), &reproducer(true), timing);
@@ -465,4 +466,108 @@ fn a_costly_peer_is_restarted_only_when_a_case_left_it_unwell() {
     assert_eq!(r.findings.len(), 1, "{}", summary(&r));
     assert_eq!(r.findings[0].reproducer.kind.class, Class::Crash, "{}", summary(&r));
     assert!(t.1 >= 2, "a trial and the run after the crash need restarts: {} ({})", t.1, summary(&r));
+}
+
+/// How a restart of [`Reviving`] goes.
+#[derive(Clone, Copy)]
+enum Restart {
+    /// The command fails: the peer stays as it is (down after a crash).
+    Fails,
+    /// The command exits 0 but the peer stays down (nfsd left without threads).
+    LeavesItDown,
+}
+
+/// The embedded responder restarted by a command that does not bring it back, its restarts
+/// counted.
+struct Reviving(Embedded, Restart, u64);
+
+impl Target for Reviving {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.0.connector()
+    }
+    fn restart(&mut self) -> bool {
+        self.restart_within(None).is_ok()
+    }
+    fn restart_within(&mut self, _limit: Option<Duration>) -> Result<(), String> {
+        self.2 += 1;
+        match self.1 {
+            Restart::Fails => Err("the restart command failed (exit 1): false".into()),
+            Restart::LeavesItDown => Ok(()),
+        }
+    }
+    fn restart_bound(&self) -> Option<Duration> {
+        Some(Duration::from_secs(120))
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn cheap_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        "reviving".into()
+    }
+}
+
+/// A crash whose restart fails (or leaves the peer down, its liveness probe unanswered) ends
+/// the run at once: one restart, no trial sent into the dead peer (each would "reproduce" the
+/// crash, a refused connection, whatever it held), the finding kept as the case that showed
+/// it, its reproducer saying minimising was cut short and why, the report saying the peer is
+/// down.
+#[test]
+fn a_restart_that_does_not_bring_the_peer_back_ends_the_run_at_once() {
+    let fault = "crash-on-many-write-chunks";
+    for (how, why) in [
+        (Restart::Fails, "the restart command failed (exit 1)"),
+        (Restart::LeavesItDown, "did not answer a NULL on a fresh connection after the restart"),
+    ] {
+        let mut t = Reviving(Embedded::new(Faults::only(fault)), how, 0);
+        let c = Config {
+            stop_after_findings: None,
+            reuse_connections: false,
+            ..config(2, 2000, Duration::from_millis(300))
+        };
+        let started = std::time::Instant::now();
+        let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+        assert_eq!(r.ended, fuzz::Ended::PeerDown, "{}", summary(&r));
+        assert!(r.down.as_deref().is_some_and(|d| d.contains(why)), "{:?}", r.down);
+        assert_eq!(t.2, 1, "one restart, then the run ends: {}", summary(&r));
+        assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+        assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+        let f = &r.findings[0];
+        assert_eq!(f.reproducer.kind.class, Class::Crash);
+        assert!(!f.minimised, "not confirmed");
+        assert!(f.reproducer.cut_short.as_deref().is_some_and(|d| d.contains(why)), "{:?}", f.reproducer.cut_short);
+        assert_eq!(f.reproducer.messages.len(), f.reproducer.original_messages, "the case as it showed the crash");
+        // It is the case that crashed the peer: it crashes a fresh faulty responder, not a
+        // faithful one.
+        let timing = Timing { reply: Duration::from_millis(300) };
+        let (hit, _, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &f.reproducer, timing);
+        assert!(hit, "{}", summary(&r));
+        let (hit, _, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, timing);
+        assert!(!hit, "{}", summary(&r));
+        let json = f.reproducer.to_json();
+        assert!(json["minimisation_cut_short"].as_str().is_some_and(|d| d.contains(why)), "{json}");
+    }
+}
+
+/// The minimiser's time limit bounds a trial's waits too, not only the gaps between trials:
+/// a trial of a hang (its NULL unanswered: 1 + 4 s of liveness waits at this reply wait, a
+/// fresh connection then answering) started near the limit is cut at it, and the minimisation
+/// ends within the limit and the one confirming run after it (before, a trial started within
+/// the limit ran its 5 s: 10 s in all).
+#[test]
+fn a_trial_ends_by_the_minimisers_time_limit() {
+    let mut t = Embedded::new(Faults::only("hang-on-zero-credit-pair"));
+    let c = Config {
+        minimise_time: Duration::from_secs(1),
+        reuse_connections: false,
+        ..config(1, 2000, Duration::from_secs(1))
+    };
+    let r = fuzz::run(&mut t, &c, &AtomicBool::new(false), |_| {});
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    assert_eq!(r.findings[0].reproducer.kind.class, Class::Hang, "{}", summary(&r));
+    assert!(r.findings[0].reproducer.cut_short.is_none(), "a peer that comes back is not cut short");
+    // The limit, then the confirmation: at most one hang's waits (5 s) and a margin.
+    assert!(r.minimising < Duration::from_millis(1000 + 5000 + 1500), "{:?}: {}", r.minimising, summary(&r));
 }

@@ -19,6 +19,7 @@ const SURPLUS: &str = "rfc8267/6.4.1/surplus-reads-inline";
 const SIXTEEN: &str = "rfc8267/6.4.2/sixteen-segment-write-chunk";
 const READ_LIST: &str = "rfc8267/6.4.2/sixteen-segment-read-chunks";
 const EXCESS: &str = "rfc8267/6.4.2/excess-chunk-lists-answered";
+const BOTH: &str = "rfc8267/6.4.2/sixteen-segment-read-and-write-chunks";
 
 fn responder(faults: Faults) -> EmulatedConnector<Responder> {
     EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))
@@ -55,21 +56,25 @@ fn each_check_fails_under_the_faults_that_break_its_statement_and_only_those() {
     // - read-chunk-over-eight-segments refuses both with ERR_CHUNK: a failure within 6.4.2's
     //   prescriptions, a good answer beyond them;
     // - drop-excess-chunk-lists leaves the thirty-two-segment call unanswered (a SHOULD).
-    let table: [(&str, [Outcome; 7]); 9] = [
-        ("", [Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
-        ("ddp-into-last-write-chunk", [Fail, Fail, Fail, Pass, Pass, Pass, Pass]),
-        ("later-items-inline", [Fail, Fail, Pass, Pass, Pass, Pass, Pass]),
-        ("drop-unused-write-chunks", [Pass, Fail, Fail, Pass, Pass, Pass, Pass]),
-        ("surplus-items-reduced", [Pass, Pass, Pass, Fail, Pass, Pass, Pass]),
-        ("write-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Fail, Pass, Pass]),
-        ("empty-write-chunk-refused", [Pass, Fail, Pass, Pass, Pass, Pass, Pass]),
-        ("read-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Pass, Fail, Pass]),
-        ("drop-excess-chunk-lists", [Pass, Pass, Pass, Pass, Pass, Pass, PassLax]),
+    // The inline COMPOUND of a WRITE (sixteen-segment Read chunk) and a READ (sixteen-segment
+    // Write chunk) meets both segment-count faults, and read-and-write-lists-refused, which
+    // refuses only a call with both lists: no other check sends one.
+    let table: [(&str, [Outcome; 8]); 10] = [
+        ("", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
+        ("ddp-into-last-write-chunk", [Fail, Fail, Fail, Pass, Pass, Pass, Pass, Pass]),
+        ("later-items-inline", [Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+        ("drop-unused-write-chunks", [Pass, Fail, Fail, Pass, Pass, Pass, Pass, Pass]),
+        ("surplus-items-reduced", [Pass, Pass, Pass, Fail, Pass, Pass, Pass, Pass]),
+        ("write-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Fail, Pass, Pass, Fail]),
+        ("empty-write-chunk-refused", [Pass, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
+        ("read-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Pass, Fail, Pass, Fail]),
+        ("drop-excess-chunk-lists", [Pass, Pass, Pass, Pass, Pass, Pass, PassLax, Pass]),
+        ("read-and-write-lists-refused", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Fail]),
     ];
     let mut wrong = Vec::new();
     for (fault, want) in table {
         let faults = if fault.is_empty() { Faults::default() } else { Faults::only(fault) };
-        for (id, want) in [FIRST, EMPTY, FAILED, SURPLUS, SIXTEEN, READ_LIST, EXCESS].into_iter().zip(want) {
+        for (id, want) in [FIRST, EMPTY, FAILED, SURPLUS, SIXTEEN, READ_LIST, EXCESS, BOTH].into_iter().zip(want) {
             let r = run_check(check(id), &mut responder(faults.clone()), &options());
             if r.outcome != want {
                 wrong.push(format!("{id} under {fault:?}: {} (want {}): {}", r.outcome.name(), want.name(), r.actual));
@@ -148,4 +153,81 @@ fn a_refused_write_list_within_the_prescriptions_fails_with_or_without_a_read() 
         assert_eq!(r.outcome, Outcome::Fail, "{id} under {fault} with no READ: {}", r.actual);
         assert!(r.actual.to_string().contains("ERR_CHUNK"), "{id} under {fault}: {}", r.actual);
     }
+}
+
+/// Renames `scratch` to `xcratch` in every call we send: the LOOKUP before the WRITE fails,
+/// so neither the WRITE nor the READ of the COMPOUND runs.
+#[derive(Clone)]
+struct NoScratch;
+
+impl Hooks for NoScratch {
+    fn send(&mut self, inner: &mut dyn Connection, msg: &[u8]) -> TResult<()> {
+        let mut msg = msg.to_vec();
+        let name = b"\0\0\0\x07scratch";
+        if let Some(p) = msg.windows(name.len()).position(|w| w == name) {
+            msg[p + 4] = b'x';
+        }
+        inner.send(&msg)
+    }
+}
+
+/// The reference responder behind [`NoScratch`].
+struct NoWrite(EmulatedConnector<Responder>);
+
+impl Connector for NoWrite {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, NoScratch))
+    }
+
+    fn describe(&self) -> String {
+        format!("{}, `scratch` renamed", self.0.describe())
+    }
+}
+
+#[test]
+fn both_lists_at_once_is_inconclusive_with_no_write_and_fails_on_a_refusal_either_way() {
+    // No WRITE run (the LOOKUP fails): nothing to judge, however faithful the server.
+    let r = run_check(check(BOTH), &mut NoWrite(responder(Faults::default())), &options());
+    assert_eq!(r.outcome, Outcome::Inconclusive, "faithful, no WRITE: {}", r.actual);
+    // A refusal of the two lists shows before any operation runs: a failure either way, and
+    // the one-segment control tells the two lists together (refused too) from the segment
+    // count (processed).
+    for (fault, control) in [
+        ("read-and-write-lists-refused", "refused too (ERR_CHUNK)"),
+        ("read-chunk-over-eight-segments", "WRITE Some((0, Some(64)))"),
+        ("write-chunk-over-eight-segments", "WRITE Some((0, Some(64)))"),
+    ] {
+        for with_write in [true, false] {
+            let r = if with_write {
+                run_check(check(BOTH), &mut responder(Faults::only(fault)), &options())
+            } else {
+                run_check(check(BOTH), &mut NoWrite(responder(Faults::only(fault))), &options())
+            };
+            assert_eq!(r.outcome, Outcome::Fail, "{fault}, WRITE possible {with_write}: {}", r.actual);
+            let actual = r.actual.to_string();
+            assert!(actual.starts_with("ERR_CHUNK"), "{fault}: {actual}");
+            if with_write {
+                assert!(actual.ends_with(control), "{fault}: {actual}");
+            }
+        }
+    }
+}
+
+#[test]
+fn the_well_known_port_is_judged_where_the_transport_has_ports() {
+    const PORT: &str = "rfc8267/6.3/well-known-port";
+    let r = run_check(check(PORT), &mut responder(Faults::default()), &options());
+    assert_eq!(r.outcome, Outcome::Pass, "{}", r.actual);
+    assert!(r.actual.to_string().contains("given at port 20049 already"), "{}", r.actual);
+    // The responder listening at 20050: nobody at 20049.
+    let r = run_check(check(PORT), &mut responder(Faults::only("not-well-known-port")), &options());
+    assert_eq!(r.outcome, Outcome::Fail, "{}", r.actual);
+    assert!(r.actual.to_string().contains("given at port 20050"), "{}", r.actual);
+    // The other faults leave the port alone.
+    for fault in ["read-and-write-lists-refused", "read-chunk-over-eight-segments", "drop-excess-chunk-lists"] {
+        assert_eq!(outcome(PORT, &mut responder(Faults::only(fault))), Outcome::Pass, "{fault}");
+    }
+    // A connector that cannot address a port (the test wrapper forwards only connect).
+    let r = run_check(check(PORT), &mut NoChance(responder(Faults::default())), &options());
+    assert_eq!(r.outcome, Outcome::Unsupported, "{}", r.actual);
 }

@@ -25,6 +25,10 @@ pub struct WatchArgs {
     /// between minimisation trials; it must exit 0 once the peer is up again. With `--peer`.
     #[arg(long, value_name = "CMD")]
     pub restart_command: Option<String>,
+    /// Seconds the restart command may take before it is killed and the restart is called
+    /// failed (the peer is then reported down and the session ends); 120 by default.
+    #[arg(long, value_name = "SECS", requires = "restart_command")]
+    pub restart_timeout: Option<f64>,
     /// The peer's own log (a user-space server's, on this machine): a backtrace its crash
     /// handler writes there during a case makes the crash's finding name its site (the top
     /// frames: `crash: f < g < h`), so each known crash site is listed in a profile and a new
@@ -46,6 +50,19 @@ pub struct Remote {
     addr: String,
     connector: Box<dyn Connector>,
     restart_command: Option<String>,
+    /// `--restart-timeout`.
+    restart_limit: Duration,
+}
+
+/// Runs the restart command, killed past `limit`: Err says how it failed.
+fn run_restart(cmd: &str, limit: Duration) -> Result<(), String> {
+    let r = crate::peer_health::run_command(cmd, limit, false);
+    if r.succeeded() {
+        Ok(())
+    } else {
+        eprintln!("warning: the restart command failed ({}): {cmd}", r.status);
+        Err(format!("the restart command failed ({}): {cmd}", r.status))
+    }
 }
 
 impl Target for Remote {
@@ -53,16 +70,16 @@ impl Target for Remote {
         self.connector.as_mut()
     }
     fn restart(&mut self) -> bool {
+        self.restart_within(None).is_ok()
+    }
+    fn restart_within(&mut self, limit: Option<Duration>) -> Result<(), String> {
         match &self.restart_command {
-            Some(cmd) => {
-                let r = crate::peer_health::run_command(cmd, crate::peer_health::RESTART_LIMIT, false);
-                if !r.succeeded() {
-                    eprintln!("warning: the restart command failed ({}): {cmd}", r.status);
-                }
-                r.succeeded()
-            }
-            None => false,
+            Some(cmd) => run_restart(cmd, limit.map_or(self.restart_limit, |l| l.min(self.restart_limit))),
+            None => Err("no --restart-command".into()),
         }
+    }
+    fn restart_bound(&self) -> Option<Duration> {
+        self.restart_command.as_ref().map(|_| self.restart_limit)
     }
     fn can_restart(&self) -> bool {
         self.restart_command.is_some()
@@ -128,6 +145,12 @@ impl Target for Watched {
     fn cheap_restart(&self) -> bool {
         self.inner.cheap_restart()
     }
+    fn restart_within(&mut self, limit: Option<Duration>) -> Result<(), String> {
+        self.inner.restart_within(limit)
+    }
+    fn restart_bound(&self) -> Option<Duration> {
+        self.inner.restart_bound()
+    }
     fn describe(&self) -> String {
         self.inner.describe()
     }
@@ -158,7 +181,11 @@ pub fn target(
     watch: &WatchArgs,
     profile: rpcrdma_codec::Profile,
 ) -> Result<Box<dyn Target>, HarnessError> {
-    let inner = bare_target(peer, faults, watch.restart_command.as_deref(), profile)?;
+    let restart_limit = match watch.restart_timeout {
+        Some(s) => seconds(s, "--restart-timeout")?,
+        None => crate::peer_health::RESTART_LIMIT,
+    };
+    let inner = bare_target(peer, faults, watch.restart_command.as_deref(), restart_limit, profile)?;
     if watch.kernel_log.is_none() && watch.peer_log.is_none() && watch.peer_pid_file.is_none() {
         return Ok(inner);
     }
@@ -188,9 +215,12 @@ fn bare_target(
     peer: Option<&str>,
     faults: &[String],
     restart: Option<&str>,
+    restart_limit: Duration,
     profile: rpcrdma_codec::Profile,
 ) -> Result<Box<dyn Target>, HarnessError> {
-    if peer.is_none() && restart.is_some() {
+    // With --fault (testing the fuzzer itself), the embedded responder may stand for a peer
+    // restarted by a command: each restart runs it, and a fresh responder only when it exits 0.
+    if peer.is_none() && restart.is_some() && faults.is_empty() {
         return Err(usage("--restart-command applies to --peer only (the embedded responder restarts itself)"));
     }
     let mut f = Faults::default();
@@ -200,13 +230,56 @@ fn bare_target(
         }
     }
     match peer {
-        None => Ok(Box::new(Embedded::with_profile(f, profile))),
+        None => {
+            let embedded = Embedded::with_profile(f, profile);
+            Ok(match restart {
+                Some(cmd) => Box::new(Commanded { embedded, command: cmd.to_string(), limit: restart_limit }),
+                None => Box::new(embedded),
+            })
+        }
         Some(_) if !faults.is_empty() => Err(usage("--fault applies to the embedded responder only")),
         Some(addr) => Ok(Box::new(Remote {
             addr: addr.to_string(),
             connector: crate::peer::connector(addr)?,
             restart_command: restart.map(str::to_string),
+            restart_limit,
         })),
+    }
+}
+
+/// The embedded responder restarted by a command, as a remote peer is (`--fault` with
+/// `--restart-command`, for testing the fuzzer itself): a costly restart, a fresh responder
+/// only when the command exits 0 within its bound, so that a crash-like fault leaves it down
+/// when the command fails.
+struct Commanded {
+    embedded: Embedded,
+    command: String,
+    limit: Duration,
+}
+
+impl Target for Commanded {
+    fn connector(&mut self) -> &mut dyn Connector {
+        self.embedded.connector()
+    }
+    fn restart(&mut self) -> bool {
+        self.restart_within(None).is_ok()
+    }
+    fn restart_within(&mut self, limit: Option<Duration>) -> Result<(), String> {
+        run_restart(&self.command, limit.map_or(self.limit, |l| l.min(self.limit)))?;
+        self.embedded.restart();
+        Ok(())
+    }
+    fn restart_bound(&self) -> Option<Duration> {
+        Some(self.limit)
+    }
+    fn can_restart(&self) -> bool {
+        true
+    }
+    fn cheap_restart(&self) -> bool {
+        false
+    }
+    fn describe(&self) -> String {
+        self.embedded.describe()
     }
 }
 

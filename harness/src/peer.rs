@@ -60,6 +60,37 @@ pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
     Ok(Box::new(c))
 }
 
+/// A connector and the connection it made.
+pub type Connected = (Box<dyn Connector>, Box<dyn rpcrdma_peers::transport::Connection>);
+
+/// A bench command's connection: to `peer`, or to `embedded` when none is given, with RFC 8797
+/// private data advertising `receive_size` bytes both ways; the connect is bounded by `wait`
+/// and a failure is the Unreachable error naming whom.
+pub fn bench_connection(
+    peer: Option<&str>,
+    embedded: impl FnOnce() -> Responder,
+    receive_size: u32,
+    wait: Duration,
+) -> Result<Connected, crate::exit::HarnessError> {
+    let mut connector: Box<dyn Connector> = match peer {
+        None => Box::new(rpcrdma_peers::transport::emulated::EmulatedConnector::new(embedded())),
+        Some(addr) => connector(addr)?,
+    };
+    let mut pd = [0u8; 8];
+    let usage =
+        |e: &dyn std::fmt::Display| crate::exit::HarnessError::Usage(format!("receive size {receive_size}: {e}"));
+    let private_data =
+        rpcrdma_codec::private_data::PrivateData::new(receive_size, receive_size, false).map_err(|e| usage(&e))?;
+    private_data.encode_into(&mut pd).map_err(|e| usage(&e))?;
+    let conn = connector.connect(&pd, Instant::now() + wait).map_err(|e| {
+        crate::exit::HarnessError::Unreachable(format!(
+            "cannot reach {}: {e}",
+            peer.unwrap_or("the embedded responder")
+        ))
+    })?;
+    Ok((connector, conn))
+}
+
 /// The first address `host` resolves to; an error names the host.
 pub fn resolve(host: &str, port: u16) -> Result<std::net::SocketAddr, PeerError> {
     (host, port)

@@ -125,6 +125,9 @@ pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
     } else {
         c.args(["-c", cmd]);
     }
+    // A group of its own: past `limit` the processes it started die with it (a `sleep` left
+    // behind would hold our output open, and the peer's machine busy).
+    std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let mut done = CommandRun { command: cmd.to_string(), ..CommandRun::default() };
     let mut child = match c.stdin(Stdio::null()).spawn() {
         Ok(child) => child,
@@ -156,6 +159,14 @@ pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
             Ok(Some(s)) => break s.code().map_or_else(|| format!("killed: {s}"), |c| format!("exit {c}")),
             Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
             Ok(None) => {
+                // Its group, by the shell's kill (no unsafe here), the child not yet reaped.
+                let _ = Command::new("sh")
+                    .arg("-c")
+                    .arg(format!("kill -KILL -{}", child.id()))
+                    .stdin(Stdio::null())
+                    .stdout(Stdio::null())
+                    .stderr(Stdio::null())
+                    .status();
                 let _ = child.kill();
                 let _ = child.wait();
                 break format!("killed after {} s", limit.as_secs_f64());

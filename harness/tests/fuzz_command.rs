@@ -87,6 +87,13 @@ fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
 fn usage_errors_exit_2() {
     harness().args(["fuzz", "--seconds", "0"]).assert().code(2);
     harness().args(["fuzz", "--seconds", "1", "--fault", "no-such-fault"]).assert().code(2);
+    // --restart-timeout: a positive number of seconds, with a restart command to bound.
+    let restart = ["fuzz", "--seconds", "1", "--fault", "zero-credit", "--restart-command", "true"];
+    harness().args(restart).args(["--restart-timeout", "0"]).assert().code(2);
+    harness().args(restart).args(["--restart-timeout", "soon"]).assert().code(2);
+    harness().args(["fuzz", "--seconds", "1", "--restart-timeout", "5"]).assert().code(2);
+    // The embedded responder restarts itself: a command only for testing, with --fault.
+    harness().args(["fuzz", "--seconds", "1", "--restart-command", "true"]).assert().code(2);
     harness().args(["replay", "/nonexistent/reproducer.json"]).assert().code(2);
     let d = tmp("usage");
     std::fs::write(d.join("bad.json"), "{\"format\": \"something-else\"}").unwrap();
@@ -211,4 +218,57 @@ fn fuzz_follows_runs_conventions_for_reports_and_durations() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("positive, finite"));
     std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// A crash whose restart command fails (exit 1), or outlives `--restart-timeout`, ends the
+/// session within seconds: the finding kept and its reproducer written, marked not fully
+/// minimised with the reason, the report saying the peer is down, exit 1 (the peer went
+/// down). The embedded responder stands for a peer restarted by a command (`--fault` with
+/// `--restart-command`): it is brought up afresh only when the command exits 0.
+#[test]
+fn a_restart_that_fails_ends_the_session_with_the_finding_kept() {
+    for (name, command, timeout, why) in [
+        ("restart-false", "false", None, "(exit 1): false"),
+        ("restart-sleeps", "sleep 30", Some("1"), "(killed after 1 s): sleep 30"),
+    ] {
+        let d = tmp(name);
+        let json = d.join("r.json");
+        let started = std::time::Instant::now();
+        let mut cmd = harness();
+        cmd.args(["fuzz", "--seconds", "60", "--max-messages", "2000", "--seed", "1", "--timeout", "0.3"])
+            .args(["--fault", "crash-on-many-write-chunks", "--restart-command", command])
+            .arg("--out")
+            .arg(d.join("out"))
+            .arg("--json")
+            .arg(&json);
+        if let Some(t) = timeout {
+            cmd.args(["--restart-timeout", t]);
+        }
+        let out = cmd.timeout(std::time::Duration::from_secs(30)).assert().code(1);
+        assert!(started.elapsed() < std::time::Duration::from_secs(10), "{name}: {:?}", started.elapsed());
+        let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+        assert!(text.contains(&format!("the peer is down: the restart command failed {why}")), "{text}");
+        assert!(text.contains("not fully minimised"), "{text}");
+        let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+        assert_eq!(v["ended"], "the peer went down and cannot be restarted", "{v}");
+        assert!(v["peer_down"].as_str().is_some_and(|d| d.ends_with(why)), "{v}");
+        assert!(v["messages"].as_u64().unwrap() < 2000, "no case after the crash: {v}");
+        let findings = v["findings"].as_array().unwrap();
+        assert_eq!(findings.len(), 1, "{v}");
+        let f = &findings[0];
+        assert_eq!((f["class"].as_str(), f["minimised"].as_bool()), (Some("crash"), Some(false)), "{v}");
+        assert!(f["minimisation_cut_short"].as_str().is_some_and(|d| d.ends_with(why)), "{v}");
+        let file = PathBuf::from(f["reproducer"].as_str().unwrap());
+        let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+        assert!(r["minimisation_cut_short"].as_str().is_some_and(|d| d.ends_with(why)), "{r}");
+        // The case kept crashes a fresh faulty responder, and not a faithful one.
+        harness()
+            .arg("replay")
+            .arg(&file)
+            .args(["--timeout", "0.3", "--fault", "crash-on-many-write-chunks"])
+            .assert()
+            .code(1);
+        harness().arg("replay").arg(&file).args(["--timeout", "0.3"]).assert().code(0);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

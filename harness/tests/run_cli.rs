@@ -175,6 +175,24 @@ fn serve_self_test_judges_the_reference_requester() {
     harness().args(["serve", "--self-test", "--grant", "0"]).assert().code(2);
 }
 
+/// `serve --self-test --fault NAME`: the reference requester misbehaves, the check its fault
+/// breaks fails (status 1) where it passed without; an unknown fault, or one with --listen,
+/// is a usage error.
+#[test]
+fn serve_self_test_takes_the_requester_faults() {
+    let id = "rfc8167/4.3.1/requester-reverse-receives-after-reconnect";
+    let out = harness().args(["serve", "--self-test", id]).assert().success();
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains(&format!("✔ {id} (pass)")), "{text}");
+    let out =
+        harness().args(["serve", "--self-test", id, "--fault", "no-reverse-receives-after-reconnect"]).assert().code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    assert!(text.contains(&format!("× {id} (FAIL)")), "{text}");
+    assert!(text.contains("met no receive at the requester"), "{text}");
+    harness().args(["serve", "--self-test", "--fault", "no-such-fault"]).assert().code(2);
+    harness().args(["serve", "--listen", "127.0.0.1:1", "--fault", "no-reverse-receives"]).assert().code(2);
+}
+
 #[test]
 fn ctrl_c_ends_the_run_with_a_report_of_what_ran() {
     let d = tmp("sigint");

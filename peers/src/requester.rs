@@ -105,6 +105,8 @@ struct Session<'c> {
     ccp: Option<rpcrdma_codec::ccp::ConfigRdmaReply>,
     /// What the callback program learnt (NFSv4.1: `requester/nfs41.rs`).
     callbacks: nfs41::Callbacks,
+    /// Connections made so far (the current one included).
+    connections: u32,
 }
 
 /// What a received message is to the call waiting for it.
@@ -144,6 +146,7 @@ impl<'c> Session<'c> {
             call_inline: None,
             ccp: None,
             callbacks: nfs41::Callbacks::default(),
+            connections: 0,
         }
     }
 }
@@ -155,10 +158,12 @@ impl Session<'_> {
         }
         let deadline = Instant::now() + self.options.timeout;
         let mut conn = at("connect", self.connector.connect(&self.private_data, deadline))?;
+        self.connections += 1;
         self.v2 = v2::Conn::new(self.options, &self.v2);
         self.learn_thresholds(conn.as_mut())?;
-        // Receives for the forward calls and, above them, for the reverse-direction credits
-        // (RFC 8167 4.3.1); under `no-reverse-receives`, one per call as it is sent.
+        // Receives for the forward calls and, above them, for the reverse-direction credits,
+        // on every connection (RFC 8167 4.3.1); under `no-reverse-receives` (on a later
+        // connection, `no-reverse-receives-after-reconnect`), one per call as it is sent.
         if !self.receives_per_call() {
             let n = self.options.credits + self.reverse_credits();
             at("connect", conn.post_recv(self.receive_buffer(), n as usize))?;

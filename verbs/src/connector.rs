@@ -53,6 +53,16 @@ impl Connector for VerbsConnector {
             format!("verbs {}:{}", self.host, self.port)
         }
     }
+
+    fn port(&self) -> Option<u16> {
+        Some(self.port)
+    }
+
+    /// The same host at `port` (RFC 8267 6.3: the well-known port, whatever port we were given).
+    fn connect_at(&mut self, port: u16, private_data: &[u8], deadline: Instant) -> Option<Result<Box<dyn Connection>>> {
+        let mut other = VerbsConnector { lib: self.lib, host: self.host.clone(), port };
+        Some(other.connect(private_data, deadline))
+    }
 }
 
 /// How one connect attempt failed.

@@ -15,13 +15,13 @@ use rpcrdma_peers::proto::nfs3::{self, file_contents};
 use rpcrdma_peers::proto::nfs4::READ_BYPASS_STATEID;
 use rpcrdma_peers::proto::nfs41::{
     self, compound_res, CbSec, ChannelAttrs, CompoundRes, Op, Res, SessionId, Stateid, EXCHGID4_FLAG_USE_NON_PNFS,
-    MINOR_V1, NFS4_OK, NFSPROC4_COMPOUND, NFS_PROGRAM, NFS_V4, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_READ, OP_WRITE,
-    SP4_NONE,
+    MINOR_V1, NFS4_OK, NFSPROC4_COMPOUND, NFSPROC4_NULL, NFS_PROGRAM, NFS_V4, OP_CREATE_SESSION, OP_EXCHANGE_ID,
+    OP_READ, OP_WRITE, SP4_NONE,
 };
-use rpcrdma_peers::transport::{Access, Region};
+use rpcrdma_peers::transport::{Access, Region, NFS_RDMA_PORT};
 
 use super::steps::{start, CANARY};
-use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Verdict};
+use crate::engine::{expect, Check, CheckInfo, Ctx, Judged, OrFail, Outcome, Received, Verdict};
 use crate::frame::rpc::RpcKind;
 
 /// Each write chunk offered: one 64-byte segment, room for either READ's data (RFC 8166
@@ -160,10 +160,18 @@ fn send_reads(
     let mut call = ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, nfs41::compound_args("rpcrdma", MINOR_V1, &ops));
     call.writes = writes;
     let got = ctx.call(&call.msg());
-    if expect::err_chunk(&got, call.xid).is_ok() {
+    compound_answer(&got, call.xid, s, want)
+}
+
+/// What a COMPOUND sent with a write list got back: refused unprocessed (ERR_CHUNK, or
+/// GARBAGE_ARGS: RFC 8267 6.4.2's two answers for a list too complex), or its results decoded
+/// with the items the returned write list holds, the session's sequence ID moved on when its
+/// SEQUENCE succeeded; unsupported when the server serves no NFSv4.
+fn compound_answer(got: &Received, xid: u32, s: &mut Session, want: &str) -> Result<Sent, Verdict> {
+    if expect::err_chunk(got, xid).is_ok() {
         return Ok(Sent::Refused("ERR_CHUNK"));
     }
-    let (f, _) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    let (f, _) = expect::reply_to(got, xid).or_fail(want)?;
     match expect::rpc(f).map(|r| &r.kind) {
         Ok(RpcKind::Accepted(AcceptStat::ProgMismatch { .. } | AcceptStat::ProgUnavail)) => {
             return Err(Verdict::unsupported(want, "no NFSv4 (PROG_MISMATCH or PROG_UNAVAIL)"));
@@ -171,7 +179,7 @@ fn send_reads(
         Ok(RpcKind::Accepted(AcceptStat::GarbageArgs)) => return Ok(Sent::Refused("GARBAGE_ARGS")),
         _ => {}
     }
-    let (f, h) = expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    let (f, h) = expect::rpc_accepted(got, xid, AcceptStat::Success).or_fail(want)?;
     let returned = h.body.chunks().map(|c| c.writes.clone()).unwrap_or_default();
     let results = expect::results(f).or_fail(want)?;
     // A requester takes an item from its write chunk when the chunk comes back with data.
@@ -610,6 +618,205 @@ fn sixteen_segment_read_chunks(ctx: &mut Ctx) -> Judged {
     }
 }
 
+/// What an inline COMPOUND of a WRITE and a READ with both lists got: refused (how),
+/// answered, or nothing (what instead).
+enum Both {
+    Refused(&'static str),
+    Answered(Returned),
+    Nothing(String),
+}
+
+/// An NFSv4.1 COMPOUND, inline (RDMA_MSG), of SEQUENCE, PUTFH of the export's root, LOOKUP
+/// `scratch`, WRITE of `data` (FILE_SYNC4, the anonymous stateid) and READ of as many bytes
+/// back (the READ-bypass stateid): the WRITE's data in a Read chunk of `segments` segments at
+/// its position (RFC 8166 3.4.5: reduced out of the middle of the call, the READ's arguments
+/// after it), the READ's result offered `writes`, one Write chunk. Tried again through the
+/// grace period.
+fn write_then_read(
+    ctx: &mut Ctx,
+    s: &mut Session,
+    data: &[u8],
+    segments: u32,
+    writes: &[Segment],
+    want: &str,
+) -> Result<Both, Verdict> {
+    let until = std::time::Instant::now() + GRACE_WAIT;
+    let body = ctx.source(data);
+    loop {
+        let ops = [
+            Op::Sequence { sessionid: s.sid, sequenceid: s.seq, slotid: 0, highest_slotid: 0, cachethis: false },
+            Op::PutFh(ctx.root_fh().to_vec()),
+            Op::Lookup(nfs3::FILE_SCRATCH.as_bytes().to_vec()),
+            Op::Write { stateid: ANONYMOUS_STATEID, offset: 0, stable: FILE_SYNC4, data: data.to_vec() },
+            Op::Read { stateid: READ_BYPASS_STATEID, offset: 0, count: data.len() as u32 },
+        ];
+        let args = nfs41::compound_args("rpcrdma", MINOR_V1, &ops);
+        // The COMPOUND up to the WRITE is as long as the whole one's start (the op count
+        // differs in value only): the WRITE's data (whole words, no pad) ends it.
+        let data_end = nfs41::compound_args("rpcrdma", MINOR_V1, &ops[..4]).len();
+        let data_at = data_end - data.len();
+        let mut call = ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_COMPOUND, args);
+        call.args.drain(data_at..data_end);
+        let position = call.rpc_bytes().len() as u32 - (call.args.len() - data_at) as u32;
+        let step = data.len() as u32 / segments;
+        call.reads =
+            (0..segments).map(|i| ReadSegment { position, target: body.sub_segment(i * step, step) }).collect();
+        call.writes = vec![writes.to_vec()];
+        let got = ctx.call(&call.msg());
+        if got.frame().is_none() {
+            return Ok(Both::Nothing(got.describe()));
+        }
+        let res = match compound_answer(&got, call.xid, s, want)? {
+            Sent::Refused(how) => return Ok(Both::Refused(how)),
+            Sent::Returned(r) => r,
+        };
+        let in_grace =
+            res.res.results.iter().any(|r| r.op == OP_WRITE && matches!(r.status, NFS4ERR_GRACE | NFS4ERR_DELAY));
+        if !in_grace || std::time::Instant::now() > until {
+            return Ok(Both::Answered(res));
+        }
+        std::thread::sleep(std::time::Duration::from_secs(1));
+    }
+}
+
+/// The WRITE's result (status, count) of a COMPOUND4res.
+fn write_result(res: &CompoundRes) -> Option<(u32, Option<u32>)> {
+    res.results.iter().find(|r| r.op == OP_WRITE).map(|r| match &r.res {
+        Some(Res::Write { count, .. }) => (r.status, Some(*count)),
+        _ => (r.status, None),
+    })
+}
+
+/// 6.4.2#2, both lists at once: an inline NFSv4.1 COMPOUND whose WRITE of 64 bytes has its
+/// data in a Read chunk of sixteen 4-byte segments and whose READ of the 64 bytes back is
+/// offered one Write chunk of sixteen 4-byte segments: a read list and a write list each
+/// within 6.4.2's prescriptions, in one call. (The Position-zero Read chunk is left out: the
+/// call is not a Long call, which sixteen-segment-read-chunks judges.)
+fn sixteen_segment_read_and_write_chunks(ctx: &mut Ctx) -> Judged {
+    let mut s = session(ctx)?;
+    let want = "an inline NFSv4.1 COMPOUND of a WRITE of 64 bytes to `scratch`, its data in a Read chunk of sixteen 4-byte segments, and a READ of the 64 bytes back with one Write chunk of sixteen 4-byte segments: processed, WRITE NFS4_OK count 64, READ NFS4_OK with the 64 bytes written across the sixteen segments (each returned with length 4), not inline";
+    let data = pattern(ctx, CHUNK_LEN as usize);
+    let offer_chunk = |ctx: &mut Ctx, n: u32| {
+        let region = ctx.register(CHUNK_LEN, Access::WRITE);
+        ctx.conn().write_local(&region, 0, &[CANARY; CHUNK_LEN as usize]).expect("own region");
+        let segs: Vec<Segment> = (0..n).map(|i| region.sub_segment(i * (CHUNK_LEN / n), CHUNK_LEN / n)).collect();
+        (region, segs)
+    };
+    // The same COMPOUND with one segment a chunk tells a refusal of sixteen segments from one
+    // of the two lists together.
+    let control = |ctx: &mut Ctx, s: &mut Session| -> Result<String, Verdict> {
+        let (_, one) = offer_chunk(ctx, 1);
+        Ok(match write_then_read(ctx, s, &data, 1, &one, want)? {
+            Both::Refused(how) => format!("refused too ({how})"),
+            Both::Nothing(what) => format!("{what} too"),
+            Both::Answered(r) => format!("COMPOUND status {}, WRITE {:?}", r.res.status, write_result(&r.res)),
+        })
+    };
+    let (region, offered) = offer_chunk(ctx, SEGMENTS);
+    let r = match write_then_read(ctx, &mut s, &data, SEGMENTS, &offered, want)? {
+        Both::Answered(r) => r,
+        Both::Refused(how) => {
+            let with_one = control(ctx, &mut s)?;
+            let why = format!(
+                "{how}: a read list and a write list, each within RFC 8267 6.4.2's prescriptions, refused in one call; the same COMPOUND with one segment a chunk: {with_one}"
+            );
+            return Err(Verdict::fail(want, why));
+        }
+        Both::Nothing(what) => return Err(Verdict::fail(want, what)),
+    };
+    let reads = r.reads();
+    match write_result(&r.res) {
+        Some((NFS4_OK, Some(n))) if n == CHUNK_LEN => {}
+        Some((NFS4_OK, n)) => return Err(Verdict::fail(want, format!("WRITE NFS4_OK with count {n:?}, not 64"))),
+        Some((NFS4ERR_BADXDR, _)) => {
+            let with_one = control(ctx, &mut s)?;
+            let why = format!(
+                "WRITE NFS4ERR_BADXDR: the call as reassembled from a read list within RFC 8267 6.4.2's prescriptions does not decode; the same COMPOUND with one segment a chunk: {with_one}"
+            );
+            return Err(Verdict::fail(want, why));
+        }
+        write => {
+            let got = format!("COMPOUND status {}, WRITE result {write:?}: no WRITE done to judge", r.res.status);
+            return Err(Verdict::inconclusive(want, got));
+        }
+    }
+    match reads.first() {
+        Some((NFS4_OK, Some(_))) => {}
+        Some((NFS4ERR_BADXDR, _)) => {
+            let got =
+                "READ NFS4ERR_BADXDR after the WRITE: the READ's arguments, after the reduced data, do not decode";
+            return Err(Verdict::fail(want, got));
+        }
+        other => {
+            let got = format!("COMPOUND status {}, READ result {other:?}: no READ data to place", r.res.status);
+            return Err(Verdict::inconclusive(want, got));
+        }
+    }
+    let expected: Vec<(u32, u64, u32)> = offered.iter().map(|o| (o.handle, o.offset, 4)).collect();
+    if shape(&r.writes) != vec![expected] {
+        return Err(Verdict::fail(want, format!("the write list returned as {:?} for READ {reads:?}", r.writes)));
+    }
+    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
+        return Err(Verdict::fail(want, "the READ returned its data inline too"));
+    }
+    if let Some(got) = mismatch(ctx, &region, &data) {
+        let got = format!("the sixteen write-chunk segments do not hold the 64 bytes written, in order: {got}");
+        return Err(Verdict::fail(want, got));
+    }
+    Ok(Verdict::pass(want, "WRITE NFS4_OK count 64; the READ's 64 bytes, those written, across the sixteen segments"))
+}
+
+/// What an NFSv4 NULL (RFC 7530 16.1) on the connection got: SUCCESS (true), no NFSv4 there
+/// (false: PROG_MISMATCH or PROG_UNAVAIL), or the mismatch as a failure.
+fn nfs4_null(ctx: &mut Ctx, want: &str) -> Result<bool, Verdict> {
+    let call = ctx.call_of(NFS_PROGRAM, NFS_V4, NFSPROC4_NULL, Vec::new());
+    let got = ctx.call(&call.msg());
+    let (f, _) = expect::reply_to(&got, call.xid).or_fail(want)?;
+    if let Ok(RpcKind::Accepted(AcceptStat::ProgMismatch { .. } | AcceptStat::ProgUnavail)) =
+        expect::rpc(f).map(|r| &r.kind)
+    {
+        return Ok(false);
+    }
+    expect::rpc_accepted(&got, call.xid, AcceptStat::Success).or_fail(want)?;
+    Ok(true)
+}
+
+/// 6.3#1: an NFSv4 server's RPC-over-RDMA service at NFS's well-known port, 20049 (RFC 8267
+/// 9), whatever port the harness was given: a connection to the server's host there, and an
+/// NFSv4 NULL answered on it.
+fn well_known_port(ctx: &mut Ctx) -> Judged {
+    let want = "a connection to the server's host at port 20049, RPC-over-RDMA's well-known port for NFS (RFC 8267 6.3, 9), and an NFSv4 NULL (program 100003, version 4) answered there with SUCCESS";
+    let Some(given) = ctx.peer_port() else {
+        return Err(Verdict::unsupported(want, "the transport has no ports to address"));
+    };
+    let given_at = if given == NFS_RDMA_PORT {
+        "the server was given at port 20049 already".to_string()
+    } else {
+        format!("the server was given at port {given}")
+    };
+    match ctx.connect_at(NFS_RDMA_PORT) {
+        None => return Err(Verdict::unsupported(want, "the transport has no ports to address")),
+        Some(Err(e)) => return Err(Verdict::fail(want, format!("{given_at}; at port 20049: {e}"))),
+        Some(Ok(())) => {}
+    }
+    if nfs4_null(ctx, want)? {
+        return Ok(Verdict::pass(want, format!("NFSv4 NULL answered SUCCESS at port 20049 ({given_at})")));
+    }
+    // No NFSv4 at 20049: a failure if the server serves it over RDMA at the port given.
+    if given != NFS_RDMA_PORT {
+        start(ctx)?;
+        if nfs4_null(ctx, want)? {
+            let why =
+                format!("PROG_MISMATCH or PROG_UNAVAIL for NFSv4 at port 20049, while {given_at} answers NFSv4 NULL");
+            return Err(Verdict::fail(want, why));
+        }
+    }
+    Err(Verdict::unsupported(
+        want,
+        format!("the server serves no NFSv4 over RDMA (PROG_MISMATCH or PROG_UNAVAIL; {given_at})"),
+    ))
+}
+
 /// Data segments of the WRITE whose read list exceeds RFC 8267 6.4.2's prescriptions.
 const EXCESS_SEGMENTS: u32 = 32;
 
@@ -648,7 +855,19 @@ fn excess_chunk_lists_answered(ctx: &mut Ctx) -> Judged {
     }
 }
 
-pub static CHECKS: [Check; 7] = [
+pub static CHECKS: [Check; 9] = [
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.3/well-known-port",
+            judges: &["rfc8267/6.3#1"],
+            acceptable: "a connection to the server's host at port 20049 (RPC-over-RDMA's well-known port for NFS, RFC 8267 9), whatever port the run was given, and an NFSv4 NULL answered there with SUCCESS; no listener there, a rejected connection or an unanswered NULL fails, and so does PROG_MISMATCH or PROG_UNAVAIL at 20049 while the port given answers NFSv4 NULL; a server that serves no NFSv4 over RDMA, or a transport with no ports, is unsupported; the verdict says when the server was given at 20049 already",
+            rationale: "An NFSv4 client finds the server's RPC-over-RDMA service at 20049 without asking (NFSv4 uses no portmapper, RFC 8267 6.3); a server listening elsewhere is not found.",
+            groups: &["nfs41", "cm"],
+            broken_by: &[("not-well-known-port", Outcome::Fail)],
+            precondition: None,
+        },
+        run: well_known_port,
+    },
     Check {
         info: CheckInfo {
             id: "rfc8267/6.4.1/first-read-first-chunk",
@@ -724,6 +943,22 @@ pub static CHECKS: [Check; 7] = [
             precondition: Some("the WRITE of the COMPOUND is done (NFS4_OK) or fails to decode (NFS4ERR_BADXDR), not refused for the grace period or another cause of the export's"),
         },
         run: sixteen_segment_read_chunks,
+    },
+    Check {
+        info: CheckInfo {
+            id: "rfc8267/6.4.2/sixteen-segment-read-and-write-chunks",
+            judges: &["~rfc8267/6.4.2#2"],
+            acceptable: "for an NFSv4.1 COMPOUND sent inline (RDMA_MSG) writing 64 bytes to `scratch` (anonymous stateid, FILE_SYNC4), the data in a Read chunk of sixteen 4-byte segments at its position, then reading them back with one Write chunk of sixteen 4-byte segments (a read list and a write list within RFC 8267 6.4.2's prescriptions, in one call): WRITE NFS4_OK with count 64, READ NFS4_OK with the 64 bytes written across the sixteen segments, each returned with length 4, none inline; ERR_CHUNK, GARBAGE_ARGS, NFS4ERR_BADXDR, silence or a lost connection fails (the same COMPOUND with one segment a chunk then shows whether the segment count or the two lists together were refused); inconclusive unless the WRITE and the READ are done (NFS4ERR_GRACE is tried again for 90 s); a server that serves no NFSv4.1 over RDMA is unsupported",
+            rationale: "A client that knows nothing of the server's limits may send a Read chunk and a Write chunk, sixteen segments each, in one call (RFC 8267 6.4.2); a server that takes each list alone but not both breaks every COMPOUND that writes and reads.",
+            groups: &["chunks", "read-chunks", "write-chunks", "nfs41"],
+            broken_by: &[
+                ("read-and-write-lists-refused", Outcome::Fail),
+                ("read-chunk-over-eight-segments", Outcome::Fail),
+                ("write-chunk-over-eight-segments", Outcome::Fail),
+            ],
+            precondition: Some("the WRITE and the READ of the COMPOUND are done (NFS4_OK), or fail to decode (NFS4ERR_BADXDR), not refused for the grace period or another cause of the export's"),
+        },
+        run: sixteen_segment_read_and_write_chunks,
     },
     Check {
         info: CheckInfo {

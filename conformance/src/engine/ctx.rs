@@ -281,25 +281,52 @@ impl<'c> Ctx<'c> {
 
     /// Connects with the given private data (possibly malformed, possibly empty).
     pub fn connect_with(&mut self, private_data: &[u8]) -> Result<(), Mismatch> {
+        self.connect_via(private_data, None).expect("the peer's own address is always tried")
+    }
+
+    /// The port the peer was given at; None for a transport with no ports.
+    pub fn peer_port(&self) -> Option<u16> {
+        self.connector.port()
+    }
+
+    /// Connects with our default private data to the peer's host at `port` rather than the
+    /// peer's own (RFC 8267 6.3: the well-known port); None for a transport with no ports.
+    pub fn connect_at(&mut self, port: u16) -> Option<Result<(), Mismatch>> {
+        self.connector.port()?;
+        let pd = self.private_data(true);
+        self.connect_via(&pd, Some(port))
+    }
+
+    /// [`Ctx::connect_with`] at the peer's own address, or at `port` of its host.
+    fn connect_via(&mut self, private_data: &[u8], port: Option<u16>) -> Option<Result<(), Mismatch>> {
         self.disconnect();
         let deadline = deadline_after(self.options.timeout);
         let mut cm = CmExchange { we_are_active: true, req: private_data.to_vec(), rep: None };
-        let mut conn = match self.connector.connect(private_data, deadline) {
+        let attempt = match port {
+            None => self.connector.connect(private_data, deadline),
+            Some(p) => self.connector.connect_at(p, private_data, deadline)?,
+        };
+        let at = port.map(|p| format!(" at port {p}")).unwrap_or_default();
+        let mut conn = match attempt {
             Ok(c) => c,
             Err(e) => {
-                self.sign.get_or_insert_with(|| format!("connect: {e}"));
-                self.log_wire(Direction::Event, format!("connect: {e}"), &[], Wire::Connect(cm));
-                return Err(Mismatch::Connect(e));
+                // Nobody at another port is no sign that the peer has gone.
+                if port.is_none() {
+                    self.sign.get_or_insert_with(|| format!("connect: {e}"));
+                }
+                self.log_wire(Direction::Event, format!("connect{at}: {e}"), &[], Wire::Connect(cm));
+                return Some(Err(Mismatch::Connect(e)));
             }
         };
         self.peer_private_data = conn.peer_private_data().to_vec();
         cm.rep = Some(self.peer_private_data.clone());
-        let note = format!("connected to {} with private data {}", self.connector.describe(), hex(private_data));
+        let note = format!("connected to {}{at} with private data {}", self.connector.describe(), hex(private_data));
         self.log_wire(Direction::Event, note, &[], Wire::Connect(cm));
-        conn.post_recv(self.options.receive_size as usize, self.options.credits_requested as usize)
-            .map_err(Mismatch::Connect)?;
+        if let Err(e) = conn.post_recv(self.options.receive_size as usize, self.options.credits_requested as usize) {
+            return Some(Err(Mismatch::Connect(e)));
+        }
         self.conn = Some(conn);
-        Ok(())
+        Some(Ok(()))
     }
 
     /// Connects if not connected.

@@ -219,6 +219,7 @@ mod tests {
             connections: 1,
             spent: Default::default(),
             profile: Profile::default(),
+            cut: false,
         }
     }
 

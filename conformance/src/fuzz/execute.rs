@@ -93,6 +93,9 @@ pub struct Observation {
     pub spent: Spent,
     /// The wire profile the replies were decoded under (the run's, [`RunOptions::profile`]).
     pub profile: Profile,
+    /// A wait was cut at the case's deadline ([`run_until`]) and the peer had not answered by
+    /// then: the liveness outcome may be a slow peer's, so the case decides nothing.
+    pub cut: bool,
 }
 
 /// Where a case's (or a run's) wall time went, phase by phase.
@@ -176,11 +179,45 @@ pub fn run_on(
     case: &[Wire],
     own_probe: bool,
 ) -> Observation {
+    run_until(connector, kept, options, timing, case, own_probe, None)
+}
+
+/// As [`run_on`], every wait (the connects, the replies, the probes) ending by `until` at the
+/// latest: a case whose peer had not answered when a wait reached `until` is marked
+/// [`Observation::cut`] (a minimisation trial's waits count against its time limit).
+pub fn run_until(
+    connector: &mut dyn Connector,
+    kept: &mut Option<Kept>,
+    options: &RunOptions,
+    timing: Timing,
+    case: &[Wire],
+    own_probe: bool,
+    until: Option<Instant>,
+) -> Observation {
+    let mut obs = run_bounded(connector, kept, options, timing, case, own_probe, until);
+    obs.cut = obs.liveness != Liveness::Answered && until.is_some_and(|u| Instant::now() >= u);
+    obs
+}
+
+/// `wait`, or less so that it ends by `until`.
+fn by(until: Option<Instant>, wait: Duration) -> Duration {
+    until.map_or(wait, |u| wait.min(u.saturating_duration_since(Instant::now())))
+}
+
+fn run_bounded(
+    connector: &mut dyn Connector,
+    kept: &mut Option<Kept>,
+    options: &RunOptions,
+    timing: Timing,
+    case: &[Wire],
+    own_probe: bool,
+    until: Option<Instant>,
+) -> Observation {
     // The connect may take as long as a reply may before it is called silence (four times the
     // reply wait, as the new-connection probe waits): a peer slow to accept, such as
     // NFS-Ganesha registering 65 MiB per connection under emulation, is not a crashed one. A
     // refused connect fails at once whatever the deadline.
-    let mut ctx = Ctx::new(connector, RunOptions { timeout: timing.reply * 4, ..options.clone() });
+    let mut ctx = Ctx::new(connector, RunOptions { timeout: by(until, timing.reply * 4), ..options.clone() });
     let mut obs = Observation {
         liveness: Liveness::Answered,
         replies: Vec::new(),
@@ -197,6 +234,7 @@ pub fn run_on(
         connections: 0,
         spent: Spent::default(),
         profile: options.profile,
+        cut: false,
     };
     let t = Instant::now();
     let mut seen_xids = HashSet::new();
@@ -263,16 +301,16 @@ pub fn run_on(
     seen_xids.extend(xids.iter().flatten());
     obs.spent.send = t.elapsed();
     let t = Instant::now();
-    obs.liveness = liveness(&mut ctx, timing, &mut obs, own);
+    obs.liveness = liveness(&mut ctx, timing, &mut obs, own, until);
     if obs.liveness == Liveness::Answered {
         // A well-formed call's reply may still be on its way behind the NULL's.
         let answered = |obs: &Observation, x: u32| obs.replies.iter().any(|f| f.xid() == Some(x));
         let missing = |obs: &Observation| {
             (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(obs, x))).count()
         };
-        let until = Instant::now() + timing.reply / 4;
+        let late = Instant::now() + by(until, timing.reply / 4);
         while missing(&obs) > 0 {
-            match ctx.recv_until(until) {
+            match ctx.recv_until(late) {
                 Received::Message(f) => obs.replies.push(f),
                 Received::Nothing(_) => break,
             }
@@ -326,7 +364,7 @@ pub fn run_on(
         obs.spent.check = t.elapsed();
         let t = Instant::now();
         obs.connections += 1;
-        let answers = new_connection_answers(&mut ctx, timing);
+        let answers = new_connection_answers(&mut ctx, timing, until);
         obs.spent.connect += t.elapsed();
         if answers {
             // The probe's new connection carried only a NULL: as good as fresh for the next case.
@@ -343,7 +381,13 @@ pub fn run_on(
 /// Waits for the case's liveness proof, collecting every reply before it: the reply to
 /// `own` (the rdma_xid of the case's last message, a well-formed call) for a quarter of the
 /// reply wait, and else (or after it) a NULL's.
-fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation, own: Option<u32>) -> Liveness {
+fn liveness(
+    ctx: &mut Ctx<'_>,
+    timing: Timing,
+    obs: &mut Observation,
+    own: Option<u32>,
+    until: Option<Instant>,
+) -> Liveness {
     let mut probes = Vec::new();
     let mut rounds = vec![timing.reply, timing.reply * 4];
     match own {
@@ -363,7 +407,7 @@ fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation, own: Optio
     // A slow peer is not a silent one: on silence, one more NULL and a longer wait.
     let last = rounds.len() - 1;
     for (round, wait) in rounds.into_iter().enumerate() {
-        let deadline = Instant::now() + wait;
+        let deadline = Instant::now() + by(until, wait);
         loop {
             match ctx.recv_until(deadline) {
                 Received::Message(f) => {
@@ -393,8 +437,10 @@ fn liveness(ctx: &mut Ctx<'_>, timing: Timing, obs: &mut Observation, own: Optio
 }
 
 /// Whether a new connection's NULL is answered (the engine's probe of a peer's health).
-fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing) -> bool {
-    crate::engine::health::probe(ctx, timing.reply * 4) == crate::engine::health::Probe::Answered
+fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing, until: Option<Instant>) -> bool {
+    ctx.options.timeout = by(until, timing.reply * 4);
+    let wait = by(until, timing.reply * 4);
+    crate::engine::health::probe(ctx, wait) == crate::engine::health::Probe::Answered
 }
 
 /// Whether `bytes` is a call a faithful responder must answer without dropping the

@@ -115,6 +115,7 @@ pub fn reproducer(config: &super::Config, peer: String, sent: Sent, wires: &[Wir
         preceding: Vec::new(),
         reuse_connections: config.reuse_connections,
         profile: config.options.profile,
+        cut_short: None,
     }
 }
 

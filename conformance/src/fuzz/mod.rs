@@ -56,6 +56,21 @@ pub trait Target {
     fn cheap_restart(&self) -> bool {
         true
     }
+    /// As [`Target::restart`], the restart killed past `limit` when one is given and it is
+    /// shorter than the target's own bound ([`Target::restart_bound`]); Err says why the peer
+    /// is not back (the command's status).
+    fn restart_within(&mut self, _limit: Option<Duration>) -> Result<(), String> {
+        if self.restart() {
+            Ok(())
+        } else {
+            Err("the peer could not be restarted".into())
+        }
+    }
+    /// How long a costly restart may take before it is called failed (`--restart-timeout`);
+    /// None where there is no bound of its own.
+    fn restart_bound(&self) -> Option<Duration> {
+        None
+    }
     /// The peer's kernel log lines since the last call, where it can be read: what is there,
     /// read at once, and when that is anything, read on until a moment passes with nothing
     /// more (a report being written is read whole).
@@ -252,6 +267,9 @@ pub struct Report {
     pub corpus: usize,
     pub signatures: usize,
     pub ended: Ended,
+    /// Why the peer is reported down when the run ended so ([`Ended::PeerDown`]): the restart
+    /// that failed, or the liveness probe after it that went unanswered.
+    pub down: Option<String>,
     /// What was seen of the peer's memory, where it could be read.
     pub memory: Option<resources::Watch>,
 }
@@ -349,7 +367,8 @@ impl Session {
 
 /// Runs a case (specs encoded) against `target`, journalled first when there is a journal;
 /// the peer restarted first when its machine is running out of the memory it holds. Over a
-/// fresh connection, or with a `session`, over its connection when it has one.
+/// fresh connection, or with a `session`, over its connection when it has one. Its waits end
+/// by `until` when one is given ([`execute::run_until`]).
 fn execute_specs(
     target: &mut dyn Target,
     config: &Config,
@@ -357,6 +376,7 @@ fn execute_specs(
     case: &[Spec],
     sent: Sent,
     session: Option<&mut Session>,
+    until: Option<Instant>,
 ) -> Observation {
     let restarted = watch.must_restart() && target.can_restart();
     if restarted {
@@ -398,13 +418,14 @@ fn execute_specs(
     }
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
-    let mut obs = execute::run_on(
+    let mut obs = execute::run_until(
         target.connector(),
         &mut session.kept,
         &config.options,
         config.timing,
         &wires,
         config.reuse_connections,
+        until,
     );
     obs.spent.generate += encoded;
     obs.spent.journal = journalled;
@@ -521,6 +542,7 @@ pub fn run_watched(
         corpus: 0,
         signatures: 0,
         ended: Ended::Running,
+        down: None,
         memory: None,
     };
     let mut watch = resources::Watch::new(config.memory_floor_percent);
@@ -528,7 +550,7 @@ pub fn run_watched(
         watch.observe(s, 0);
     }
     // Reachable at all? An empty case connects and sends only the liveness NULL.
-    let first = execute_specs(target, config, &mut watch, &[], Sent::Probe { skipped: config.skip_cases }, None);
+    let first = execute_specs(target, config, &mut watch, &[], Sent::Probe { skipped: config.skip_cases }, None, None);
     if first.connect_failed.is_some() {
         report.ended = Ended::Unreachable;
         return report;
@@ -566,7 +588,7 @@ pub fn run_watched(
         let case = next_case(&mut rng, &mut xid, &corpus);
         let drawn = t.elapsed();
         let case_no = config.skip_cases + report.cases + 1;
-        let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no), Some(&mut session));
+        let obs = execute_specs(target, config, &mut watch, &case, Sent::Case(case_no), Some(&mut session), None);
         let t = Instant::now();
         report.cases += 1;
         report.messages += obs.sent as u64;
@@ -601,7 +623,7 @@ pub fn run_watched(
                 let preceding = session.preceding(&obs);
                 session = Session::default();
                 let t = Instant::now();
-                let (f, left_unwell) = minimise_finding(
+                let (f, after) = minimise_finding(
                     target,
                     config,
                     &mut watch,
@@ -615,14 +637,28 @@ pub fn run_watched(
                 on_finding(&f);
                 report.findings.push(f);
                 // A costly restart only when the last case minimisation sent left the peer
-                // unwell: a violation leaves it answering as it was.
-                if (target.cheap_restart() || left_unwell) && !target.restart() && target.can_restart() {
+                // unwell: a violation leaves it answering as it was. A restart that failed
+                // during minimisation, or fails now, ends the run at once: no case is sent
+                // into a dead peer, each to cost a timeout.
+                let down = match after {
+                    PeerAfter::Down(why) => Some(why),
+                    PeerAfter::Unwell | PeerAfter::Well if !target.can_restart() => None,
+                    PeerAfter::Unwell => revive(target, config, None).down(),
+                    PeerAfter::Well if target.cheap_restart() => revive(target, config, None).down(),
+                    PeerAfter::Well => None,
+                };
+                if down.is_some() {
+                    report.down = down;
                     report.ended = Ended::PeerDown;
                     break;
                 }
             } else if target.can_restart() && (target.cheap_restart() || sick) {
                 session = Session::default();
-                target.restart();
+                if let Some(why) = revive(target, config, None).down() {
+                    report.down = Some(why);
+                    report.ended = Ended::PeerDown;
+                    break;
+                }
             }
         }
         // Memory kept per connection, seen over this case or the minimisation after it.
@@ -691,8 +727,147 @@ fn leak_finding(
     Finding { reproducer, after_messages, minimised: false }
 }
 
+/// How bringing the peer back went ([`revive`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Revived {
+    Up,
+    /// Cut short by minimisation's deadline: the restart killed or the probe's waits cut, so
+    /// the peer's state is unknown (it is restarted again, with its own bound, before the run
+    /// goes on).
+    OutOfTime,
+    /// Not back: the restart failed (its exit status, or killed at `--restart-timeout`), or
+    /// the peer did not answer the liveness probe after it. Why.
+    Down(String),
+}
+
+impl Revived {
+    fn down(self) -> Option<String> {
+        match self {
+            Revived::Down(why) => Some(why),
+            _ => None,
+        }
+    }
+}
+
+/// Restarts the peer and, where a restart is costly (a command: its exit 0 is its word, not
+/// proof), checks that the peer answers a NULL on a fresh connection after it. `until`: a
+/// deadline (minimisation's) the restart and the probe are cut at, the restart killed.
+fn revive(target: &mut dyn Target, config: &Config, until: Option<Instant>) -> Revived {
+    if target.cheap_restart() {
+        return if target.restart() { Revived::Up } else { Revived::Down("the peer could not be restarted".into()) };
+    }
+    let left = until.map(|u| u.saturating_duration_since(Instant::now()));
+    if left.is_some_and(|l| l.is_zero()) {
+        return Revived::OutOfTime;
+    }
+    // Cut by the deadline rather than by the restart's own bound.
+    let cut = match (left, target.restart_bound()) {
+        (Some(l), Some(b)) => l < b,
+        (Some(_), None) => true,
+        (None, _) => false,
+    };
+    if let Err(why) = target.restart_within(if cut { left } else { None }) {
+        // Killed at the deadline, or failed by itself before it.
+        let killed = cut && until.is_some_and(|u| Instant::now() >= u);
+        return if killed { Revived::OutOfTime } else { Revived::Down(why) };
+    }
+    // Lines the probe makes the peer log count for the next case, as between cases.
+    let probe = execute::run_until(target.connector(), &mut None, &config.options, config.timing, &[], false, until);
+    match probe.liveness {
+        Liveness::Answered => Revived::Up,
+        _ if probe.cut => Revived::OutOfTime,
+        l => Revived::Down(format!(
+            "the peer did not answer a NULL on a fresh connection after the restart (liveness {}{})",
+            l.name(),
+            probe.connect_failed.map_or(String::new(), |e| format!(": connect failed: {e}"))
+        )),
+    }
+}
+
+/// The peer as a finding's minimisation leaves it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum PeerAfter {
+    /// The last case sent left it answering.
+    Well,
+    /// The last case sent left it unwell, or a restart was cut short by the deadline: it needs
+    /// a restart before the run goes on.
+    Unwell,
+    /// A restart failed: the run ends (why).
+    Down(String),
+}
+
+/// The peer across a finding's trials: restarted before a trial when it needs it (before
+/// every trial where a restart is cheap, after one that left it unwell where it is costly),
+/// and whether a restart failed.
+struct Trials {
+    sick: bool,
+    down: Option<String>,
+    /// A trial or a restart was cut short by the deadline: no more trials.
+    out_of_time: bool,
+}
+
+impl Trials {
+    /// Runs case `c` as trial `sent` on a fresh connection, the peer brought back first when
+    /// it needs it, the restart and the case's waits ending by `until`. None when there was no
+    /// trial (the peer is down, or time ran out) or its outcome rests on a wait the deadline
+    /// cut (a peer that did not answer within shortened waits may only be slow).
+    fn run(
+        &mut self,
+        target: &mut dyn Target,
+        config: &Config,
+        watch: &mut resources::Watch,
+        c: &[Spec],
+        sent: Sent,
+        until: Option<Instant>,
+    ) -> Option<Observation> {
+        if !self.ready(target, config, until) {
+            return None;
+        }
+        let o = execute_specs(target, config, watch, c, sent, None, until);
+        self.sick = unwell(&o);
+        if o.cut {
+            self.out_of_time = true;
+            return None;
+        }
+        Some(o)
+    }
+
+    /// Before a trial: the peer brought back when it needs it, by `until`. False when it is
+    /// not (down, or out of time) or an earlier trial found it so.
+    fn ready(&mut self, target: &mut dyn Target, config: &Config, until: Option<Instant>) -> bool {
+        if self.down.is_some() || self.out_of_time {
+            return false;
+        }
+        if target.cheap_restart() || self.sick {
+            match revive(target, config, until) {
+                Revived::Up => self.sick = false,
+                Revived::OutOfTime => {
+                    (self.sick, self.out_of_time) = (true, true);
+                    return false;
+                }
+                Revived::Down(why) => {
+                    (self.sick, self.down) = (true, Some(why));
+                    return false;
+                }
+            }
+        }
+        true
+    }
+
+    /// How the trials leave the peer.
+    fn after(&self) -> PeerAfter {
+        match &self.down {
+            Some(why) => PeerAfter::Down(why.clone()),
+            None if self.sick => PeerAfter::Unwell,
+            None => PeerAfter::Well,
+        }
+    }
+}
+
 /// Minimises a new finding (only on targets that can restart the peer between trials) and
-/// builds its reproducer; and whether the last case sent left the peer unwell.
+/// builds its reproducer; and how the trials left the peer. A restart that fails (or a peer
+/// that does not answer after it) stops minimising at once: the finding keeps the smallest
+/// case that showed it so far, its reproducer says minimising was cut short and why.
 #[allow(clippy::too_many_arguments)]
 fn minimise_finding(
     target: &mut dyn Target,
@@ -703,26 +878,19 @@ fn minimise_finding(
     kind: Kind,
     obs: Observation,
     after_messages: u64,
-) -> (Finding, bool) {
+) -> (Finding, PeerAfter) {
     let sent = obs.sent.max(1).min(case.len());
     let encode = |cases: &[Numbered]| -> Vec<(u64, Vec<input::Wire>)> {
         cases.iter().map(|(n, c)| (*n, c.iter().map(Spec::encode).collect())).collect()
     };
+    let mut trials = Trials { sick: unwell(&obs), down: None, out_of_time: false };
+    let shows = |o: &Option<Observation>| o.as_ref().is_some_and(|o| classify::finding(o).as_ref() == Some(&kind));
     // Found on a connection earlier cases went over: does the case show it alone, on a fresh
     // connection? Else the messages of the cases just before it and its own, sent as one case
     // (at most FLAT_MESSAGES, well under the credits we ask for), which then is minimised? If
     // neither, its reproducer is the case after those cases, each as the run sent it.
     let mut start = case[..sent].to_vec();
     if !preceding.is_empty() && target.can_restart() {
-        let mut sick = unwell(&obs);
-        let mut shows = |target: &mut dyn Target, c: &[Spec], trial: usize| {
-            if target.cheap_restart() || sick {
-                target.restart();
-            }
-            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial }, None);
-            sick = unwell(&o);
-            classify::finding(&o).as_ref() == Some(&kind)
-        };
         let mut flat = start.clone();
         for (_, c) in preceding.iter().rev() {
             if flat.len() + c.len() > FLAT_MESSAGES {
@@ -730,71 +898,74 @@ fn minimise_finding(
             }
             flat.splice(0..0, c.iter().cloned());
         }
-        let alone = shows(target, &start, 0);
-        if !alone && flat.len() > start.len() && shows(target, &flat, 0) {
+        let trial0 = Sent::Trial { case: case_no, trial: 0 };
+        let alone = shows(&trials.run(target, config, watch, &start, trial0, None));
+        if !alone
+            && flat.len() > start.len()
+            && shows(&trials.run(target, config, watch, &flat, Sent::Trial { case: case_no, trial: 0 }, None))
+        {
             start = flat;
         } else if !alone {
-            if target.cheap_restart() || sick {
-                target.restart();
-            }
-            let mut session = Session::default();
+            // The cases in a row on one connection: the first brings the peer back if need be.
             let mut again = None;
-            for (i, (_, c)) in preceding.iter().chain([(case_no, case[..sent].to_vec())].iter()).enumerate() {
-                let trial = Sent::Trial { case: case_no, trial: i + 1 };
-                again = Some(execute_specs(target, config, watch, c, trial, Some(&mut session)));
+            if trials.ready(target, config, None) {
+                let mut session = Session::default();
+                for (i, (_, c)) in preceding.iter().chain([(case_no, case[..sent].to_vec())].iter()).enumerate() {
+                    let trial = Sent::Trial { case: case_no, trial: i + 1 };
+                    again = Some(execute_specs(target, config, watch, c, trial, Some(&mut session), None));
+                }
             }
-            let again = again.expect("the case itself ran");
-            let left_unwell = unwell(&again);
-            let ok = classify::finding(&again).as_ref() == Some(&kind);
-            let observed = if ok { again } else { obs };
+            if let Some(a) = &again {
+                trials.sick = unwell(a);
+            }
+            let ok = shows(&again);
+            let observed = if ok { again.expect("it showed") } else { obs };
             let messages = case[..sent].iter().map(Spec::encode).collect();
             let mut r = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
             r.preceding = encode(&preceding);
-            return (Finding { reproducer: r, after_messages, minimised: ok }, left_unwell);
+            r.cut_short = trials.down.clone();
+            return (Finding { reproducer: r, after_messages, minimised: ok }, trials.after());
         }
     }
-    let (min, observed, minimised, left_unwell) = if target.can_restart() {
-        let mut last: Option<Observation> = None;
-        let until = Instant::now() + config.minimise_time;
-        let mut sick = unwell(&obs);
-        let mut trial = 0;
-        let min = minimise::minimise(&start, config.minimise_budget, |c| {
-            // Interrupted or out of time: keep what is minimised so far.
-            if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
-                return false;
-            }
-            if target.cheap_restart() || sick {
-                target.restart();
-            }
-            trial += 1;
-            let o = execute_specs(target, config, watch, c, Sent::Trial { case: case_no, trial }, None);
-            sick = unwell(&o);
-            let hit = classify::finding(&o).as_ref() == Some(&kind);
-            if hit {
-                last = Some(o);
-            }
-            hit
-        });
-        // Confirm the minimised case once more on a fresh peer.
-        if target.cheap_restart() || sick {
-            target.restart();
-        }
-        let o = execute_specs(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 }, None);
-        let ok = classify::finding(&o).as_ref() == Some(&kind);
-        let left_unwell = unwell(&o);
-        let o = if ok { o } else { last.unwrap_or(obs) };
-        (min, o, ok, left_unwell)
-    } else {
-        let left_unwell = unwell(&obs);
-        (case[..sent].to_vec(), obs, false, left_unwell)
-    };
+    // A peer the case left unwell is brought back first, with the restart's own bound (the run
+    // would restart it as much without minimising): a peer that cannot be is down at once, and
+    // the time limit then bounds the trials, each trial's restart and waits included.
+    let (min, observed, minimised) =
+        if target.can_restart() && (target.cheap_restart() || trials.ready(target, config, None)) {
+            let mut last: Option<Observation> = None;
+            let until = Instant::now() + config.minimise_time;
+            let mut trial = 0;
+            let min = minimise::minimise(&start, config.minimise_budget, |c| {
+                // Interrupted, out of time or the peer down: keep what is minimised so far.
+                if interrupt.load(Ordering::SeqCst) || Instant::now() >= until {
+                    return false;
+                }
+                trial += 1;
+                let o = trials.run(target, config, watch, c, Sent::Trial { case: case_no, trial }, Some(until));
+                let hit = shows(&o);
+                if hit {
+                    last = o;
+                }
+                hit
+            });
+            // Confirm the minimised case once more on a fresh peer (its restart bounded by its own
+            // bound, not the deadline).
+            trials.out_of_time = false;
+            let o = trials.run(target, config, watch, &min, Sent::Trial { case: case_no, trial: 0 }, None);
+            let ok = shows(&o);
+            let o = if ok { o.expect("it showed") } else { last.unwrap_or(obs) };
+            (min, o, ok)
+        } else {
+            (case[..sent].to_vec(), obs, false)
+        };
     let messages = min.iter().map(Spec::encode).collect();
     let mut reproducer = reproducer(config, target, case_no, kind, describe(&observed), case.len(), messages);
+    reproducer.cut_short = trials.down.clone();
     // Not tried alone (the peer cannot be restarted): the cases before it come with it.
     if !target.can_restart() {
         reproducer.preceding = encode(&preceding);
     }
-    (Finding { reproducer, after_messages, minimised }, left_unwell)
+    (Finding { reproducer, after_messages, minimised }, trials.after())
 }
 
 /// A finding's reproducer: the run's seed and connection settings, the case, what was seen.
@@ -822,5 +993,6 @@ fn reproducer(
         preceding: Vec::new(),
         reuse_connections: config.reuse_connections,
         profile: config.options.profile,
+        cut_short: None,
     }
 }

@@ -43,6 +43,10 @@ pub struct Reproducer {
     /// The spec choices the run read and wrote the wire under (`"profile"`: their names, absent
     /// for the default); replay uses them.
     pub profile: Profile,
+    /// Minimising was cut short because the peer could not be brought back for the next trial
+    /// (`"minimisation_cut_short"`: why, absent when minimising ran its course): `messages` are
+    /// the smallest case that showed the finding so far, not fully minimised.
+    pub cut_short: Option<String>,
 }
 
 fn hex(b: &[u8]) -> String {
@@ -111,6 +115,9 @@ impl Reproducer {
         if self.profile != Profile::default() {
             v["profile"] = self.profile.choices().collect::<Vec<_>>().into();
         }
+        if let Some(why) = &self.cut_short {
+            v["minimisation_cut_short"] = json!(why);
+        }
         if !self.preceding.is_empty() {
             v["preceding"] = self
                 .preceding
@@ -162,6 +169,10 @@ impl Reproducer {
             },
             preceding,
             profile,
+            cut_short: match v.get("minimisation_cut_short") {
+                None => None,
+                Some(w) => Some(w.as_str().ok_or("\"minimisation_cut_short\": not a string")?.to_string()),
+            },
         })
     }
 }
@@ -324,11 +335,18 @@ mod tests {
             preceding: vec![(5, vec![generate::null_call(3, 32).encode()]), (6, Vec::new())],
             reuse_connections: true,
             profile: Profile { error_arm: rpcrdma_codec::profile::ErrorArm::Rfc5666, ..Profile::default() },
+            cut_short: Some("the restart command failed (exit 1): false".into()),
         };
         let text = serde_json::to_string_pretty(&r.to_json()).unwrap();
         let back = Reproducer::from_json(&serde_json::from_str(&text).unwrap()).unwrap();
         assert_eq!(back, r);
         assert!(text.contains("\"hex\""));
+        assert!(text.contains("\"minimisation_cut_short\": \"the restart command failed"), "{text}");
+        let whole = Reproducer { cut_short: None, ..r.clone() };
+        assert!(
+            !whole.to_json().to_string().contains("minimisation_cut_short"),
+            "absent when minimising ran its course"
+        );
         assert!(text.contains("\"rfc5666-error-arm\""), "the profile's choices by name");
         assert_eq!(back.options().profile, r.profile, "replay connects under the recorded profile");
         let mut unknown: Value = serde_json::from_str(&text).unwrap();

@@ -690,13 +690,20 @@ pub fn run(
                     observed: run.describe(),
                     confirmed: false,
                 };
-                // Confirmed when the case alone, on a restarted peer, shows it again.
-                if target.can_restart() && target.restart() {
+                // Confirmed when the case alone, on a restarted peer, shows it again. A restart
+                // that fails ends the run at once (the finding kept, not confirmed): no second
+                // restart, no case sent into a dead peer.
+                let down = target.can_restart() && !target.restart();
+                if target.can_restart() && !down {
                     let again = run_case(target, &config.options, config.reply_wait, mutated);
                     f.confirmed = again.finding().as_ref() == Some(&kind);
                 }
                 on_finding(&f);
                 report.findings.push(f);
+                if down {
+                    report.ended = Ended::PeerDown;
+                    break;
+                }
             }
             if !target.can_restart() && run.after == After::Refused {
                 report.ended = Ended::PeerDown;

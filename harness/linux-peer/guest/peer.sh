@@ -28,6 +28,9 @@ step export sh -c '
   { [ "${PEER:-nfsd}" = ganesha ] || mount -t tmpfs tmpfs /export; } &&
   { [ ! -x /extra/rpcrdma-harness ] || /extra/rpcrdma-harness export-tree /export; } &&
   mkdir -p /run/rpcbind && rpcbind -w'
+# Both grace periods 10 s: nfsd grants no delegation while lockd's lasts too (locks_in_grace()
+# in nfs4_open_delegation(), fs/nfsd/nfs4state.c; lockd's default is 5 x nlm_timeout = 50 s,
+# get_lockd_grace_period(), fs/lockd/svc.c), which held the first recall check ~35 s.
 if [ "${PEER:-nfsd}" = ganesha ]; then
   step ganesha /ganesha/start
 else
@@ -37,6 +40,7 @@ else
     mount -t rpc_pipefs rpc_pipefs /var/lib/nfs/rpc_pipefs 2>/dev/null;
     exportfs -ra && rpc.mountd --manage-gids &&
     echo 10 > /proc/fs/nfsd/nfsv4gracetime 2>/dev/null;
+    echo 10 > /proc/sys/fs/nfs/nlm_grace_period 2>/dev/null;
     rpc.nfsd 4 &&
     echo "rdma 20049" > /proc/fs/nfsd/portlist'
 fi

@@ -5,15 +5,13 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder};
 use rpcrdma_codec::xdr::Writer;
 use rpcrdma_peers::responder::{Config, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
+use rpcrdma_peers::transport::{Connection, Event, WcStatus};
 
-use crate::exit::{Ending, HarnessError, Outcome};
+use crate::exit::{Ending, Outcome};
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -76,21 +74,12 @@ fn drive(conn: &mut dyn Connection, depth: u32, total: u32, xid: &mut u32) -> Re
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
-    let mut connector: Box<dyn Connector> = match &args.peer {
-        None => Box::new(EmulatedConnector::new(Responder::reference(Config::default()))),
-        Some(addr) => crate::peer::connector(addr)?,
-    };
-    let mut pd = [0u8; 8];
-    PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
-        .expect("4096")
-        .encode_into(&mut pd)
-        .expect("8 bytes");
-    let mut conn = connector.connect(&pd, Instant::now() + Duration::from_secs(5)).map_err(|e| {
-        HarnessError::Unreachable(format!(
-            "cannot reach {}: {e}",
-            args.peer.as_deref().unwrap_or("the embedded responder")
-        ))
-    })?;
+    let (connector, mut conn) = crate::peer::bench_connection(
+        args.peer.as_deref(),
+        || Responder::reference(Config::default()),
+        RECEIVE_SIZE as u32,
+        Duration::from_secs(5),
+    )?;
     let result = (|| -> Result<(), String> {
         conn.post_recv(RECEIVE_SIZE, OUR_WINDOW as usize).map_err(|e| e.to_string())?;
         let mut xid = 0x4000_0000u32;

@@ -16,7 +16,6 @@ use std::collections::HashMap;
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::{AcceptStat, ReplyBody, RpcHeader, RpcMessage};
 use rpcrdma_codec::v1::{Body, Message};
 use rpcrdma_codec::Profile;
@@ -25,11 +24,10 @@ use rpcrdma_peers::proto::nfs3::{
 };
 use rpcrdma_peers::proto::Call;
 use rpcrdma_peers::responder::{Config, Faults, Responder};
-use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::{Access, Connection, Connector, Event, Region, WcStatus};
+use rpcrdma_peers::transport::{Access, Connection, Event, Region, WcStatus};
 use rpcrdma_peers::ulp::tree::FILES;
 
-use crate::exit::{usage, Ending, HarnessError, Outcome};
+use crate::exit::{usage, Ending, Outcome};
 
 #[derive(Debug, Args)]
 pub struct BenchReadArgs {
@@ -302,21 +300,12 @@ pub fn run(args: BenchReadArgs) -> Outcome {
     if args.peer.is_some() && !args.fault.is_empty() {
         return Err(usage("--fault applies to the embedded responder only, not with --peer"));
     }
-    let mut connector: Box<dyn Connector> = match &args.peer {
-        None => Box::new(EmulatedConnector::new(Responder::reference(Config { faults, ..Config::default() }))),
-        Some(addr) => crate::peer::connector(addr)?,
-    };
-    let mut pd = [0u8; 8];
-    PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
-        .expect("4096")
-        .encode_into(&mut pd)
-        .expect("8 bytes");
-    let mut conn = connector.connect(&pd, Instant::now() + REPLY_WAIT).map_err(|e| {
-        HarnessError::Unreachable(format!(
-            "cannot reach {}: {e}",
-            args.peer.as_deref().unwrap_or("the embedded responder")
-        ))
-    })?;
+    let (connector, mut conn) = crate::peer::bench_connection(
+        args.peer.as_deref(),
+        || Responder::reference(Config { faults, ..Config::default() }),
+        RECEIVE_SIZE as u32,
+        REPLY_WAIT,
+    )?;
     // The export's root handle: by MOUNT from a peer, as `run` obtains it.
     let (root, mounted) = match crate::mount::for_run(&args.mount, args.peer.as_deref(), REPLY_WAIT) {
         Ok(r) => r,

@@ -187,6 +187,9 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     if r.skipped > 0 {
         s += &format!("(the seed's first {} cases skipped unsent)\n", r.skipped);
     }
+    if let Some(why) = &r.down {
+        s += &format!("the peer is down: {why}\n");
+    }
     if !r.minimising.is_zero() {
         s +=
             &format!("(of which {:.1} s minimising findings, not counted in messages/s)\n", r.minimising.as_secs_f64());
@@ -239,6 +242,9 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
             if f.minimised { "" } else { " (not confirmed)" },
             rep.observed
         );
+        if let Some(why) = &rep.cut_short {
+            s += &format!("    not fully minimised: minimising stopped when the peer could not be brought back ({why}); the smallest case that showed it so far\n");
+        }
         if let Some(Some(p)) = files.get(i) {
             s += &format!("    reproducer: {}\n", p.display());
         }
@@ -267,6 +273,7 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "seed": r.seed,
         "skipped_cases": r.skipped,
         "ended": r.ended.name(),
+        "peer_down": r.down,
         "seconds": r.elapsed.as_secs_f64(),
         "minimising_seconds": r.minimising.as_secs_f64(),
         "cases": r.cases,
@@ -300,6 +307,7 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
             "original_messages": f.reproducer.original_messages,
             "messages": f.reproducer.messages.len(),
             "minimised": f.minimised,
+            "minimisation_cut_short": f.reproducer.cut_short,
             "known": known.get(i).cloned().flatten(),
             "reproducer": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
         })).collect::<Vec<_>>(),
@@ -483,5 +491,7 @@ pub fn run(args: FuzzArgs) -> Outcome {
     if write_failed && crate::signals::exit_code().is_none() {
         return Err(HarnessError::Unwritten);
     }
-    Ok(Ending::judged(!known.iter().all(Option::is_some)))
+    // A peer that went down and stayed down fails the run, its findings listed or not: the
+    // rest of the budget went unfuzzed.
+    Ok(Ending::judged(!known.iter().all(Option::is_some) || report.ended == fuzz::Ended::PeerDown))
 }

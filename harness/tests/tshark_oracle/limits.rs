@@ -66,6 +66,15 @@ const NFS4_WRITE_SEGMENTS_SHARE_HANDLE: &str = "an NFSv4.1 WRITE whose data Read
     to be SHARED_HANDLE's segment tree keyed by the handle alone (each segment replacing the \
     one before), not traced in the dissector";
 
+/// The RFC 8267 6.4.2 COMPOUND of a WRITE and a READ: its WRITE's data Read chunk is sixteen
+/// segments of one region, its READ result goes into a write chunk.
+const NFS4_WRITE_AND_READ_CHUNKS: &str = "an NFSv4.1 COMPOUND whose WRITE's data Read chunk is 16 \
+    segments of one region (one R_key at consecutive offsets) and whose READ result went into a \
+    write chunk of 16 segments of another: no call is reassembled from the RDMA Read responses \
+    and the reply matches no call, as for the 6.4.2 WRITE checks (inferred from the captures to \
+    be SHARED_HANDLE's segment tree keyed by the handle alone), and the reduced READ result is \
+    not placed either (as for the 6.4.1 checks' READ results in write chunks)";
+
 /// Well-formed conversations Wireshark cannot put back together, and why.
 pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     (
@@ -103,6 +112,7 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     ("rfc8267/6.4.2/sixteen-segment-write-chunk", NFS4_READ_IN_WRITE_CHUNK),
     ("rfc8267/6.4.2/sixteen-segment-read-chunks", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
     ("rfc8267/6.4.2/excess-chunk-lists-answered", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
+    ("rfc8267/6.4.2/sixteen-segment-read-and-write-chunks", NFS4_WRITE_AND_READ_CHUNKS),
     (
         "v2-01/5.3/nomsg-call-same-version",
         "Wireshark 4.0's rpcordma dissector decodes Version One only (it gives up on any other \
@@ -132,6 +142,7 @@ pub const WIRESHARK_CANNOT_MATCH: &[(&str, &str)] = &[
     ("rfc5666/6.2/maxrdmaread-zero", NO_CCP_DISSECTOR),
     ("rfc8267/6.4.2/sixteen-segment-read-chunks", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
     ("rfc8267/6.4.2/excess-chunk-lists-answered", NFS4_WRITE_SEGMENTS_SHARE_HANDLE),
+    ("rfc8267/6.4.2/sixteen-segment-read-and-write-chunks", NFS4_WRITE_AND_READ_CHUNKS),
 ];
 
 /// Every RPC-over-RDMA Version One message of `t` with its chunk lists passed through

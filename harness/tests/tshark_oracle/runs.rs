@@ -34,6 +34,19 @@ impl<C: Connector> Connector for Blind<C> {
     fn describe(&self) -> String {
         format!("{} (blind to remote accesses)", self.0.describe())
     }
+    // The ports too, as verbs has them: a check connecting elsewhere (RFC 8267 6.3) connects
+    // in both runs, which keeps the fabric's handles (drawn per connection) the same.
+    fn port(&self) -> Option<u16> {
+        self.0.port()
+    }
+    fn connect_at(
+        &mut self,
+        port: u16,
+        private_data: &[u8],
+        deadline: std::time::Instant,
+    ) -> Option<TResult<Box<dyn Connection>>> {
+        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, BlindHooks)))
+    }
 }
 
 pub fn reference() -> EmulatedConnector<Responder> {
@@ -73,8 +86,11 @@ const RECONSTRUCTION_CANNOT_SEE: &[(&str, &str)] = &[
 /// message (so that a server's read-back shows this run's WRITE, not an earlier run's): the
 /// two runs' data differ where the XID map cannot rename them; the operations' kinds,
 /// handles, offsets and lengths must still match.
-const DATA_SEEDED_BY_AN_UNSENT_XID: &[&str] =
-    &["rfc8267/6.4.2/sixteen-segment-read-chunks", "rfc8267/6.4.2/excess-chunk-lists-answered"];
+const DATA_SEEDED_BY_AN_UNSENT_XID: &[&str] = &[
+    "rfc8267/6.4.2/sixteen-segment-read-chunks",
+    "rfc8267/6.4.2/excess-chunk-lists-answered",
+    "rfc8267/6.4.2/sixteen-segment-read-and-write-chunks",
+];
 
 #[test]
 fn reconstructed_one_sided_operations_match_the_fabric() {

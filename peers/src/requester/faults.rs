@@ -130,6 +130,10 @@ crate::fault_switches! {
         /// Post receives only for the forward calls outstanding, none for the back channel
         /// (RFC 8167 4.3.1: enough additional receives to match the reverse-direction credits).
         no_reverse_receives = "no-reverse-receives",
+        /// Post the receives for the back channel on the first connection only: on a later
+        /// one, one per forward call as it is sent (RFC 8167 4.3.1: on a fresh connection, the
+        /// client posts enough receives to handle reverse-direction calls).
+        no_reverse_receives_after_reconnect = "no-reverse-receives-after-reconnect",
         /// Offer a back channel whose ca_maxrequestsize is four times the receive size while
         /// taking no chunks in the reverse direction (RFC 8267 6.5.2: a larger value says Long
         /// Calls are supported).
@@ -213,6 +217,7 @@ impl RequesterFaults {
         ("v2-initxch-optdir-reply", &["v2-01/4.2.2#4"]),
         ("v2-reconnect-after-negotiation", &["v2-01/5.2#1"]),
         ("no-reverse-receives", &["rfc8267/6.5.2#1"]),
+        ("no-reverse-receives-after-reconnect", &["rfc8267/6.5.2#1"]),
         ("oversized-back-channel", &["rfc8267/6.5.2#1"]),
         ("ignore-reverse-calls", &["rfc8267/6.5.2#1"]),
         ("reverse-reply-bad-version", &["rfc8167/5.2#1"]),

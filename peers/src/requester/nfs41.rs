@@ -21,7 +21,7 @@ use crate::proto::nfs41::{
     compound_args, compound_res, CbSec, ChannelAttrs, Claim, CompoundRes, Delegation, Res, SessionId, Stateid,
     CDFC4_BACK_OR_BOTH, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, NFS4ERR_DELAY, NFS4ERR_NOTSUPP, OPEN4_SHARE_ACCESS_BOTH,
     OPEN4_SHARE_ACCESS_READ, OPEN4_SHARE_ACCESS_WANT_READ_DELEG, OP_CREATE_SESSION, OP_EXCHANGE_ID, OP_GETFH, OP_OPEN,
-    SP4_NONE,
+    OP_SEQUENCE, SEQ4_STATUS_CB_PATH_DOWN, SEQ4_STATUS_CB_PATH_DOWN_SESSION, SP4_NONE,
 };
 use crate::proto::Call;
 use crate::transport::Access;
@@ -53,12 +53,14 @@ const LINGER: Duration = Duration::from_millis(150);
 /// is recalling the delegation).
 const DELAY_RETRIES: u32 = 20;
 
-/// One client's session: its client ID, session ID and its one slot's sequence ID.
+/// One client's session: its client ID, session ID and its one slot's sequence ID, and
+/// whether it has a back channel (on the connection it was created on).
 #[derive(Debug, Clone, Copy)]
 struct Client {
     clientid: u64,
     sessionid: SessionId,
     sequenceid: u32,
+    back: bool,
 }
 
 impl Client {
@@ -187,10 +189,20 @@ impl Session<'_> {
         Ok(())
     }
 
-    /// A SEQUENCE-led COMPOUND on `client`'s slot 0 (RFC 8881 18.46).
+    /// A SEQUENCE-led COMPOUND on `client`'s slot 0 (RFC 8881 18.46). A reply saying the
+    /// session's back channel is down (SEQ4_STATUS_CB_PATH_DOWN_SESSION, or CB_PATH_DOWN:
+    /// after a reconnect, the new connection carries none) has the back channel bound to the
+    /// connection again (RFC 8881 18.46.3, 18.34), as the Linux client does.
     fn sequenced(&mut self, step: &'static str, client: &mut Client, ops: Vec<Op>) -> Step<CompoundRes> {
         let seq = client.next_sequence();
-        self.compound(step, &[vec![seq], ops].concat())
+        let r = self.compound(step, &[vec![seq], ops].concat())?;
+        let down = SEQ4_STATUS_CB_PATH_DOWN | SEQ4_STATUS_CB_PATH_DOWN_SESSION;
+        if client.back
+            && matches!(r.find(OP_SEQUENCE), Some(Res::Sequence { status_flags, .. }) if status_flags & down != 0)
+        {
+            self.bind_back_channel(client.sessionid)?;
+        }
+        Ok(r)
     }
 
     /// EXCHANGE_ID and CREATE_SESSION for the owner `owner`; `back`: the session's back
@@ -238,7 +250,7 @@ impl Session<'_> {
         let Some(Res::CreateSession { sessionid, .. }) = r.find(OP_CREATE_SESSION).cloned() else {
             return Err(WorkloadError { step: "CREATE_SESSION", failure: Failure::Status(Some(r.status)) });
         };
-        Ok(Client { clientid, sessionid, sequenceid: 1 })
+        Ok(Client { clientid, sessionid, sequenceid: 1, back })
     }
 
     /// Waits `how_long` for reverse-direction calls, answering each (RFC 8167 5.2).

@@ -70,9 +70,13 @@ impl Session<'_> {
     }
 
     /// Whether receives are posted one per forward call as it is sent, and none for the back
-    /// channel (`no-reverse-receives`: a requester without reverse-direction support, 4.3.1).
+    /// channel (`no-reverse-receives`: a requester without reverse-direction support, 4.3.1;
+    /// `no-reverse-receives-after-reconnect`: so on every connection after the first, where
+    /// 4.3.1 has the client post them again).
     pub(super) fn receives_per_call(&self) -> bool {
-        self.faults.no_reverse_receives && self.back_channel()
+        let f = self.faults;
+        let reconnected = self.connections > 1;
+        (f.no_reverse_receives || f.no_reverse_receives_after_reconnect && reconnected) && self.back_channel()
     }
 
     /// Answers a reverse-direction call: ERR_CHUNK when it carries chunks (5.3), else an

@@ -278,6 +278,13 @@ crate::fault_switches! {
         /// more than sixteen segments (RFC 8267 6.4.2: SHOULD answer ERR_CHUNK or
         /// GARBAGE_ARGS for chunk lists beyond its prescriptions it cannot process).
         drop_excess_chunk_lists = "drop-excess-chunk-lists",
+        /// Refuse with ERR_CHUNK a call whose read list holds a chunk at a non-zero position
+        /// while its write list holds a chunk (RFC 8267 6.4.2: an NFSv4 server MUST accept
+        /// one Read chunk and one Write chunk in one call).
+        read_and_write_lists_refused = "read-and-write-lists-refused",
+        /// On the emulated fabric, listen at port 20050, not NFS's well-known RPC-over-RDMA
+        /// port 20049 (RFC 8267 6.3: an NFSv4 server MUST use it).
+        not_well_known_port = "not-well-known-port",
     }
 }
 
@@ -411,6 +418,8 @@ impl Faults {
         ("cb-abandoned-on-reconnect", &["rfc8167/5.4#2"]),
         ("read-chunk-over-eight-segments", &["rfc8267/6.4.2#2"]),
         ("drop-excess-chunk-lists", &["rfc8267/6.4.2#3"]),
+        ("read-and-write-lists-refused", &["rfc8267/6.4.2#2"]),
+        ("not-well-known-port", &["rfc8267/6.3#1"]),
     ];
 }
 
@@ -443,12 +452,21 @@ impl Faults {
 
     /// Whether a call is refused with ERR_CHUNK for its write list: faithfully never;
     /// `write-chunk-over-eight-segments` refuses a write chunk of more than eight segments,
-    /// `empty-write-chunk-refused` an empty one.
+    /// `empty-write-chunk-refused` an empty one, `read-and-write-lists-refused` any beside a
+    /// Read chunk at a non-zero position.
     pub(super) fn refuses_write_list(&self, chunks: &ChunkLists<'_>) -> bool {
+        let data_read = chunks.reads.chunks().any(|c| c.position != 0);
         chunks.writes.chunks().any(|c| {
             self.write_chunk_over_eight_segments && c.segment_count() > 8
                 || self.empty_write_chunk_refused && c.segment_count() == 0
+                || self.read_and_write_lists_refused && data_read
         })
+    }
+
+    /// The port the responder listens at on the emulated fabric: NFS's well-known
+    /// RPC-over-RDMA port faithfully (RFC 8267 6.3), the next one under `not-well-known-port`.
+    pub(super) fn listening_port(&self) -> u16 {
+        crate::transport::NFS_RDMA_PORT + u16::from(self.not_well_known_port)
     }
 
     /// How many bytes of a read segment of `length` are RDMA Read: `read-chunk-roundup`

@@ -169,6 +169,11 @@ impl Listener for Responder {
         Ok(self.private_data())
     }
 
+    /// NFS's well-known port (RFC 8267 6.3), or another under `not-well-known-port`.
+    fn port(&self) -> u16 {
+        self.config.faults.listening_port()
+    }
+
     fn on_established(&mut self, mut conn: EmulatedConnection) {
         if !self.prepare(&mut conn) {
             return;

@@ -202,11 +202,11 @@ fn reserve_receive(s: &mut Session<'_>) -> Result<(), Stop> {
     Ok(())
 }
 
-/// A reverse-direction scenario (`serve --scenario reverse-burst`, `reverse-chunks`) plays
-/// once per connection, after the requester's first reverse-direction reply, which answered
-/// `first` and granted `granted` credits: its messages go out back to back, outstanding like
-/// the upper layer's calls (their replies reach the upper layer, which ignores XIDs it never
-/// used).
+/// A reverse-direction scenario (`serve --scenario reverse-burst`, `reverse-chunks`,
+/// `reverse-burst-reconnect`) plays once per connection, after the requester's first
+/// reverse-direction reply, which answered `first` and granted `granted` credits: its
+/// messages go out back to back, outstanding like the upper layer's calls (their replies
+/// reach the upper layer, which ignores XIDs it never used).
 fn play_scenario(s: &mut Session<'_>, first: &[u8], granted: u32) -> Result<(), Stop> {
     let Some(scenario) = s.config.scenario.filter(|sc| sc.reverse_direction()) else { return Ok(()) };
     if std::mem::replace(&mut s.reverse.scenario_played, true) {
@@ -214,6 +214,11 @@ fn play_scenario(s: &mut Session<'_>, first: &[u8], granted: u32) -> Result<(), 
     }
     let xid = first.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
     s.observe(Observed::Injected { scenario: scenario.name(), xid });
+    // `reverse-burst-reconnect`: the first such connection is closed, its receives flushed
+    // (RFC 8167 4.3.1); the burst plays on a later one.
+    if scenario.reconnects_first() && !s.played.swap(true, std::sync::atomic::Ordering::SeqCst) {
+        return Err(Stop::Scenario(scenario.name()));
+    }
     for m in scenario.reverse_calls(first, granted, &s.config.profile) {
         let xid = u32::from_be_bytes([m[0], m[1], m[2], m[3]]);
         reserve_receive(s)?;

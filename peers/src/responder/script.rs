@@ -118,6 +118,13 @@ scenarios! {
         /// ([`Scenario::reverse_calls`]): a requester that takes no chunks in the reverse
         /// direction answers ERR_CHUNK. No reply is replaced.
         ReverseChunks = "reverse-chunks",
+        /// Reverse direction after a reconnect (RFC 8167 4.3.1: a fresh connection gets its
+        /// receives for reverse-direction calls again): the requester's first
+        /// reverse-direction reply on the first connection is followed by our closing that
+        /// connection; on a later one, once the requester bound its back channel to it again
+        /// (BIND_CONN_TO_SESSION, RFC 8881 18.34) and answered a call there, the burst of
+        /// `reverse-burst` ([`Scenario::reverse_calls`]). No reply is replaced.
+        ReverseBurstReconnect = "reverse-burst-reconnect",
         /// NFS version 4 (RFC 8267 6.4.2, 6.7.2): the first NFSv4 COMPOUND with a READ
         /// operation, sent inline, refused unprocessed with RDMA_ERROR ERR_CHUNK, as a server
         /// whose chunk list limits it exceeds answers it (RFC 8166 4.5: an RDMA_ERROR completes
@@ -197,7 +204,14 @@ impl Scenario {
     /// own ([`Scenario::reverse_calls`]) after the requester's first reverse-direction reply on
     /// the connection, and replaces no reply.
     pub fn reverse_direction(self) -> bool {
-        matches!(self, Scenario::ReverseBurst | Scenario::ReverseChunks)
+        matches!(self, Scenario::ReverseBurst | Scenario::ReverseChunks | Scenario::ReverseBurstReconnect)
+    }
+
+    /// Whether the reverse-direction scenario first closes the connection its first
+    /// reverse-direction reply came on, and plays on a later connection
+    /// (`reverse-burst-reconnect`).
+    pub fn reconnects_first(self) -> bool {
+        self == Scenario::ReverseBurstReconnect
     }
 
     /// Whether `xid` is one of a reverse-direction scenario's calls (their replies belong to
@@ -211,7 +225,8 @@ impl Scenario {
     /// reply answered (the whole message, as sent), `granted` the reply's rdma_credit (the
     /// reverse-direction credits the requester granted, RFC 8167 4.1). Each is a CB_NULL of
     /// `first`'s program in an RDMA_MSG of `first`'s rdma_vers (5.1), requesting `granted`
-    /// credits: `reverse-burst` sends `granted` of them (at most [`MAX_REVERSE_BURST`]),
+    /// credits: `reverse-burst` (and `reverse-burst-reconnect`, on its later connection) sends
+    /// `granted` of them (at most [`MAX_REVERSE_BURST`]),
     /// `reverse-chunks` one with [`REVERSE_CHUNK`] as its write list (5.3). Nothing for the
     /// other scenarios, or when `first` carries no RPC call inline (decoded as `profile`
     /// says).
@@ -225,7 +240,7 @@ impl Scenario {
             (rpc, HeaderBuilder::msg(xid, granted).raw_vers(m.header.vers))
         };
         match self {
-            Scenario::ReverseBurst => (0..granted.clamp(1, MAX_REVERSE_BURST))
+            Scenario::ReverseBurst | Scenario::ReverseBurstReconnect => (0..granted.clamp(1, MAX_REVERSE_BURST))
                 .map(|i| {
                     let (rpc, b) = call(Self::REVERSE_XID + i);
                     [b.encode_to_vec(), rpc].concat()
@@ -385,7 +400,10 @@ impl Scenario {
             | Scenario::CmChangeOnReconnect
             | Scenario::CmIdentifierAtOffset => reply.to_vec(),
             Scenario::Reply1024 => cut_to_1024(reply, profile).unwrap_or_else(|| reply.to_vec()),
-            Scenario::CcpLimits | Scenario::ReverseBurst | Scenario::ReverseChunks => reply.to_vec(),
+            Scenario::CcpLimits
+            | Scenario::ReverseBurst
+            | Scenario::ReverseChunks
+            | Scenario::ReverseBurstReconnect => reply.to_vec(),
             Scenario::ReplyLongerWriteChunk | Scenario::ReplyExtraWriteChunk | Scenario::ReplyUnofferedReplyChunk => {
                 super::misuse::rewrite(self, reply, profile).unwrap_or_else(|| reply.to_vec())
             }
@@ -558,6 +576,13 @@ impl Scenario {
             // The burst (or the chunked call) follows the client's reply to the first callback
             // (CB_NULL after CREATE_SESSION).
             Scenario::ReverseBurst | Scenario::ReverseChunks => (ClientMount::Nfs41, &[AwaitCallbacks, ListLong]),
+            // The first connection is closed after the client's reply to the first callback:
+            // a call to make the client reconnect (its SEQUENCE reply says
+            // SEQ4_STATUS_CB_PATH_DOWN_SESSION, and it binds the back channel again), time for
+            // the CB_NULL on the new connection and the burst after it, and calls meanwhile.
+            Scenario::ReverseBurstReconnect => {
+                (ClientMount::Nfs41, &[AwaitCallbacks, ListLong, AwaitCallbacks, ListLong])
+            }
             // The first READ is refused: other calls after it (a client that completed the
             // READ with its error goes on; one that did not sends it again first).
             Scenario::Nfs4ErrChunk | Scenario::Nfs4GarbageArgs => (ClientMount::Nfs41, &[ListLong]),
@@ -684,6 +709,12 @@ mod tests {
         assert_eq!((chunked.len(), lists.writes.chunks().count(), lists.reads.is_empty()), (1, 1, true));
         assert!(Scenario::ShortReply.reverse_calls(&first, 3, &Profile::default()).is_empty());
         assert!(!Scenario::ReverseBurst.replaces_reply() && !Scenario::ReverseChunks.replaces_reply());
+        // `reverse-burst-reconnect`: the same burst (on its later connection), no reply replaced,
+        // and the only scenario that closes its first connection first.
+        let again = Scenario::ReverseBurstReconnect;
+        assert_eq!(again.reverse_calls(&first, 3, &Profile::default()), burst);
+        assert!(again.reverse_direction() && !again.replaces_reply() && again.reconnects_first());
+        assert_eq!(Scenario::ALL.iter().filter(|s| s.reconnects_first()).count(), 1);
         // A forward reply as `first`: nothing to imitate.
         assert!(Scenario::ReverseBurst
             .reverse_calls(&HeaderBuilder::msg(7, 8).encode_to_vec(), 3, &Profile::default())

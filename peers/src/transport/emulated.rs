@@ -342,6 +342,11 @@ pub trait Listener: Send {
 
     /// The connection is established: serve it (from another thread) and return.
     fn on_established(&mut self, conn: EmulatedConnection);
+
+    /// The port it listens at on the emulated fabric: NFS's well-known one unless it says.
+    fn port(&self) -> u16 {
+        super::NFS_RDMA_PORT
+    }
 }
 
 /// Connects to an in-process [`Listener`].
@@ -369,6 +374,24 @@ impl<L: Listener> Connector for EmulatedConnector<L> {
 
     fn describe(&self) -> String {
         "emulated".into()
+    }
+
+    /// The listener's own port: the emulated peer is addressed wherever it listens.
+    fn port(&self) -> Option<u16> {
+        Some(self.listener.port())
+    }
+
+    /// The listener, when it listens at `port`; else refused, as RDMA-CM refuses a port
+    /// nobody listens at.
+    fn connect_at(&mut self, port: u16, private_data: &[u8], deadline: Instant) -> Option<Result<Box<dyn Connection>>> {
+        let at = self.listener.port();
+        Some(if port == at {
+            self.connect(private_data, deadline)
+        } else {
+            Err(TransportError::Unreachable(format!(
+                "nobody listens at port {port} (the emulated peer listens at {at})"
+            )))
+        })
     }
 }
 

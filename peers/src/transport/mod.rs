@@ -200,10 +200,30 @@ pub trait Connection: Send {
     fn is_connected(&self) -> bool;
 }
 
+/// The RPC-over-RDMA well-known port of NFS (RFC 8267 6.3, 9: `nfsrdma`).
+pub const NFS_RDMA_PORT: u16 = 20049;
+
 /// The active side: connects to a peer with our private data.
 pub trait Connector: Send {
     fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>>;
 
     /// A short name for reports: `emulated`, `verbs 10.55.0.1:20049`.
     fn describe(&self) -> String;
+
+    /// The port the peer is addressed at (RDMA-CM's port space); None for a transport with
+    /// no ports.
+    fn port(&self) -> Option<u16> {
+        None
+    }
+
+    /// Connects to the peer's host at `port` instead of its own (RFC 8267 6.3's well-known
+    /// port); None for a transport with no ports.
+    fn connect_at(
+        &mut self,
+        _port: u16,
+        _private_data: &[u8],
+        _deadline: Instant,
+    ) -> Option<Result<Box<dyn Connection>>> {
+        None
+    }
 }

@@ -5,16 +5,19 @@
 //! sent whose RPC message is a CALL; the requester's answers are the messages it sent back
 //! carrying an RPC reply, or with the XID of one of our calls.
 //!
-//! Passive checks judge every reverse-direction exchange; two are active: `reverse-burst` sends
-//! as many CB_NULLs at once as the requester's first reverse-direction reply granted (4.1,
-//! 4.3.1), and `reverse-chunks` one CB_NULL with a write list (5.3). A requester that never got
-//! a reverse-direction call (NFSv3, NFSv4.0, or no back channel offered) is inconclusive.
+//! Passive checks judge every reverse-direction exchange; three are active: `reverse-burst`
+//! sends as many CB_NULLs at once as the requester's first reverse-direction reply granted
+//! (4.1, 4.3.1), `reverse-burst-reconnect` the same on a new connection after we closed the
+//! first (4.3.1's fresh connection), and `reverse-chunks` one CB_NULL with a write list (5.3).
+//! A requester that never got a reverse-direction call (NFSv3, NFSv4.0, or no back channel
+//! offered) is inconclusive.
 
 use rpcrdma_codec::private_data;
 use rpcrdma_codec::v1::ErrorCode;
 use rpcrdma_codec::xdr::Reader;
 use rpcrdma_peers::proto::nfs41::{
-    compound_res, ChannelAttrs, Delegation, Op, Res, Stateid, CREATE_SESSION4_FLAG_CONN_BACK_CHAN, OP_OPEN,
+    compound_res, ChannelAttrs, Delegation, Op, Res, Stateid, CDFC4_BACK, CDFC4_BACK_OR_BOTH, CDFC4_FORE_OR_BOTH,
+    CREATE_SESSION4_FLAG_CONN_BACK_CHAN, OP_OPEN,
 };
 use rpcrdma_peers::responder::Scenario;
 use rpcrdma_peers::transport::WcStatus;
@@ -90,7 +93,12 @@ fn exchanges<'a>(served: &'a [Served<'a>]) -> Vec<Exchange<'a>> {
 /// reverse-direction call had been sent on it: a reply or a call of ours that found the
 /// requester's receives taken (by reverse-direction calls it posted none for, RFC 8167 4.3.1).
 fn starved(served: &[Served<'_>]) -> Option<String> {
-    for (i, s) in served.iter().enumerate() {
+    starved_from(served, 0)
+}
+
+/// [`starved`] on the connections from index `from` on.
+fn starved_from(served: &[Served<'_>], from: usize) -> Option<String> {
+    for (i, s) in served.iter().enumerate().skip(from) {
         let mut last = None;
         for (_, e) in &s.events {
             match e {
@@ -259,6 +267,75 @@ fn burst_survived(served: &[Served<'_>]) -> Judged {
         return Err(Verdict::fail(want, got));
     }
     Ok(Verdict::pass(want, format!("{} calls at once (the grant of {granted}), all answered", burst.len())))
+}
+
+/// Whether a call of the requester's offers a back channel on its connection: BIND_CONN_TO_SESSION
+/// for the back channel or both (RFC 8881 18.34.3: CDFC4_FORE_OR_BOTH binds both when the server
+/// agrees), or CREATE_SESSION with CREATE_SESSION4_FLAG_CONN_BACK_CHAN (18.36.3).
+fn offers_back_channel(f: &Frame) -> bool {
+    compound_ops(f).iter().any(|op| match op {
+        Op::BindConnToSession { dir, .. } => matches!(*dir, CDFC4_BACK | CDFC4_FORE_OR_BOTH | CDFC4_BACK_OR_BOTH),
+        Op::CreateSession { flags, .. } => flags & CREATE_SESSION4_FLAG_CONN_BACK_CHAN != 0,
+        _ => false,
+    })
+}
+
+/// RFC 8167 4.3.1, after a reconnect: "When a fresh transport connection is established, a
+/// client endpoint ... posts enough Receive buffers to handle reverse-direction Calls."
+/// `reverse-burst-reconnect` closes the connection the requester's first reverse-direction
+/// reply came on; once the requester connected again and offered its back channel on the new
+/// connection, as many CB_NULLs at once as it granted there. The precondition is the
+/// reconnect and the back channel offered again; the first connection's burst is
+/// [`burst_survived`]'s.
+fn burst_after_reconnect(served: &[Served<'_>]) -> Judged {
+    let want = "on the connection after the one we closed, its back channel offered again: as many concurrent reverse-direction calls as the requester granted, each met by a receive and answered";
+    let all = exchanges(served);
+    any_call(&all, want)?;
+    let dropped = served.iter().position(|s| s.events.iter().any(|(_, e)| matches!(e, Seen::Injected { .. })));
+    let Some(dropped) = dropped else {
+        return Err(Verdict::inconclusive(
+            want,
+            "no connection was closed: no reverse-direction call of ours was answered on any",
+        ));
+    };
+    let later = dropped + 1;
+    if later >= served.len() {
+        let why = format!("we closed connection {dropped} after the requester's first reverse-direction reply; it never connected again");
+        return Err(Verdict::inconclusive(want, why));
+    }
+    let rebound = (later..served.len()).find(|&i| calls(&served[i..=i]).any(|(_, f)| offers_back_channel(f)));
+    let Some(at) = rebound else {
+        let n = served.len() - later;
+        let why = format!(
+            "we closed connection {dropped}; the requester connected again ({n} {}) but offered no back channel there (no BIND_CONN_TO_SESSION for it, no CREATE_SESSION with CONN_BACK_CHAN)",
+            plural(n, "connection")
+        );
+        return Err(Verdict::inconclusive(want, why));
+    };
+    if let Some(got) = starved_from(served, later) {
+        return Err(Verdict::fail(want, format!("after we closed connection {dropped}: {got}")));
+    }
+    let burst: Vec<&Exchange<'_>> = all.iter().filter(|x| x.scenario && x.conn >= at).collect();
+    if burst.is_empty() {
+        let why = format!("connection {at} offered the back channel again, but the burst was never sent: no reverse-direction call of ours was answered there");
+        return Err(Verdict::inconclusive(want, why));
+    }
+    let (conn, granted) = (burst[0].conn, burst[0].call.fixed().map_or(0, |h| h.credit));
+    if let Some(x) = burst.iter().find(|x| x.answer.is_none()) {
+        let got = format!(
+            "connection {conn} (after we closed connection {dropped}): {} calls at once (the grant of {granted}): {:#010x} got no answer",
+            burst.len(),
+            x.xid
+        );
+        return Err(Verdict::fail(want, got));
+    }
+    Ok(Verdict::pass(
+        want,
+        format!(
+            "connection {conn} (after we closed connection {dropped}, back channel offered again on connection {at}): {} calls at once (the grant of {granted}), all answered",
+            burst.len()
+        ),
+    ))
 }
 
 /// RFC 8167 5.3: a reverse-direction call with a chunk list the requester does not support
@@ -454,7 +531,7 @@ fn keeps_connection(served: &[Served<'_>]) -> Judged {
     ))
 }
 
-pub static CHECKS: [ClientCheck; 7] = [
+pub static CHECKS: [ClientCheck; 8] = [
     ClientCheck {
         info: CheckInfo {
             id: "rfc8167/5.2/requester-reverse-reply-framing",
@@ -497,6 +574,19 @@ pub static CHECKS: [ClientCheck; 7] = [
         },
         scenario: Some(Scenario::ReverseBurst),
         judge: burst_survived,
+    },
+    ClientCheck {
+        info: CheckInfo {
+            id: "rfc8167/4.3.1/requester-reverse-receives-after-reconnect",
+            judges: &["~rfc8267/6.5.2#1"],
+            acceptable: "after we closed the connection of its first reverse-direction reply, on a new connection where the requester offered its back channel again (BIND_CONN_TO_SESSION or CREATE_SESSION): as many CB_NULLs at once as its first reverse-direction reply there granted, none meeting receiver-not-ready, all answered",
+            rationale: "A lost connection flushes every receive; a client that posts its reverse-direction receives on its first connection only (RFC 8167 4.3.1: a fresh connection needs them again) fails the connection at the first burst of callbacks after a reconnect, and its delegations go unrecalled.",
+            groups: &["client", "reverse", "credits", "reconnect", "scenario"],
+            broken_by: &[("no-reverse-receives-after-reconnect", Outcome::Fail)],
+            precondition: Some("a reconnect after we closed the connection, and the back channel offered again on the new connection (the burst follows the requester's first reverse-direction reply there)"),
+        },
+        scenario: Some(Scenario::ReverseBurstReconnect),
+        judge: burst_after_reconnect,
     },
     ClientCheck {
         info: CheckInfo {

@@ -136,9 +136,12 @@ pub fn transcript(served: &[Served<'_>]) -> Vec<TranscriptEntry> {
                     (Direction::Event, format!("the responder stopped: {why}"), Vec::new(), Wire::Plain)
                 }
                 Seen::Injected { scenario, xid } => {
-                    let backward = rpcrdma_peers::responder::Scenario::named(scenario).is_some_and(|s| s.version_two());
+                    let named = rpcrdma_peers::responder::Scenario::named(scenario);
+                    let backward = named.is_some_and(|s| s.version_two());
                     let what = if backward {
                         format!("scenario {scenario}: the next message is a backward-direction call, before our reply to {xid:#010x}")
+                    } else if named.is_some_and(|s| s.reverse_direction()) {
+                        format!("scenario {scenario}: plays after the reverse-direction reply to our call {xid:#010x}")
                     } else {
                         format!("scenario {scenario}: the next message replaces our reply to {xid:#010x}")
                     };

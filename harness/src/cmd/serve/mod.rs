@@ -66,6 +66,10 @@ pub struct ServeArgs {
     version: crate::peer_version::PeerVersionArgs,
     #[command(flatten)]
     wire: crate::wire_profile::WireArgs,
+    /// Make the embedded reference requester misbehave (`--self-test` only; for testing the
+    /// harness itself).
+    #[arg(long, value_name = "FAULT", hide = true)]
+    fault: Vec<String>,
 }
 
 /// The embedded reference requester's workload, once plainly (when a passive check is
@@ -76,6 +80,7 @@ fn self_test(
     checks: &[&'static ClientCheck],
     fuzz: Option<&fuzz::Session>,
     profile: Profile,
+    faults: &RequesterFaults,
 ) -> Vec<ObservedConnection> {
     let config = Config {
         profile,
@@ -98,7 +103,7 @@ fn self_test(
         let mut runs = vec![None];
         runs.extend(client::scenarios_of(reverse.iter().copied()).into_iter().map(Some));
         let options = RequesterOptions { nfs4_minor: Some(1), profile, ..RequesterOptions::default() };
-        let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
+        let (seen, errors) = observed_workloads(&config, &runs, &options, faults);
         for e in errors {
             crate::errln!("note: the reference requester (NFSv4.1) stopped early: {e}");
         }
@@ -116,7 +121,7 @@ fn self_test(
             continue;
         }
         let options = RequesterOptions { version, profile, ..RequesterOptions::default() };
-        let (seen, errors) = observed_workloads(&config, &runs, &options, &RequesterFaults::default());
+        let (seen, errors) = observed_workloads(&config, &runs, &options, faults);
         for e in errors {
             crate::errln!("note: the reference requester (Version {version}) stopped early: {e}");
         }
@@ -166,6 +171,15 @@ pub fn run(args: ServeArgs) -> Outcome {
     if !args.self_test && args.listen.is_none() {
         return Err(usage("give --listen ADDR[:PORT] or --self-test"));
     }
+    let mut faults = RequesterFaults::default();
+    for f in &args.fault {
+        if !args.self_test {
+            return Err(usage("--fault applies to the embedded reference requester only (--self-test)"));
+        }
+        if !faults.set(f) {
+            return Err(usage(format!("unknown fault {f:?}; known: {}", RequesterFaults::NAMES.join(", "))));
+        }
+    }
     let checks = crate::select::select_client(&args.select, &args.exclude)?;
     if args.fuzz.fuzz && (args.outputs.junit.is_some() || args.outputs.pcap.is_some() || args.outputs.kcidb.is_some()) {
         return Err(usage(
@@ -199,7 +213,7 @@ pub fn run(args: ServeArgs) -> Outcome {
     }
     let (observed, peer, transport) = if args.self_test {
         (
-            self_test(args.grant, &checks, session.as_ref(), wire),
+            self_test(args.grant, &checks, session.as_ref(), wire, &faults),
             "embedded reference requester".to_string(),
             "emulated".to_string(),
         )
