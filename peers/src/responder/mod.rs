@@ -52,7 +52,8 @@ pub struct Responder {
     previous_private_data: Arc<Mutex<Option<Vec<u8>>>>,
     /// Set when a crash-like fault took this responder down: it refuses new connections.
     down: Arc<AtomicBool>,
-    /// Set once the scenario has replaced a reply: it is played once per responder.
+    /// Set once the scenario has played (replaced a reply, or closed the first connection of
+    /// `reverse-burst-reconnect`): it is played once per responder.
     played: Arc<AtomicBool>,
 }
 
