@@ -416,19 +416,16 @@ fn sixteen_segment_write_chunk(ctx: &mut Ctx) -> Judged {
         let got = format!("COMPOUND status {} with READ results {reads:?}: no READ data to place", r.res.status);
         return Err(Verdict::inconclusive(want, got));
     }
-    let expected: Vec<(u32, u64, u32)> = offered.iter().map(|o| (o.handle, o.offset, 4)).collect();
-    if shape(&r.writes) != vec![expected] {
-        return Err(Verdict::fail(want, format!("the write list returned as {:?} for READ {reads:?}", r.writes)));
-    }
-    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
-        return Err(Verdict::fail(want, "the READ returned its data inline too"));
-    }
-    if let Some(got) = mismatch(ctx, &region, &contents(&read)) {
-        return Err(Verdict::fail(
-            want,
-            format!("the sixteen segments do not hold the READ's 64 bytes in order: {got}"),
-        ));
-    }
+    let data = contents(&read);
+    returned_in_segments(
+        ctx,
+        &r,
+        &offered,
+        &region,
+        &data,
+        want,
+        "the sixteen segments do not hold the READ's 64 bytes in order",
+    )?;
     Ok(Verdict::pass(want, "the 64 bytes across the sixteen segments"))
 }
 
@@ -679,6 +676,32 @@ fn write_then_read(
     }
 }
 
+/// A READ's result placed as RFC 8267 6.4.1 and 6.4.2 want it: the write list returned with
+/// the one chunk offered, each of its 4-byte segments with length 4 (handles and offsets as
+/// offered), no data inline, and `data` in the segments in order (`what` says a mismatch).
+fn returned_in_segments(
+    ctx: &mut Ctx,
+    r: &Returned,
+    offered: &[Segment],
+    region: &Region,
+    data: &[u8],
+    want: &str,
+    what: &str,
+) -> Result<(), Verdict> {
+    let reads = r.reads();
+    let expected: Vec<(u32, u64, u32)> = offered.iter().map(|o| (o.handle, o.offset, 4)).collect();
+    if shape(&r.writes) != vec![expected] {
+        return Err(Verdict::fail(want, format!("the write list returned as {:?} for READ {reads:?}", r.writes)));
+    }
+    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
+        return Err(Verdict::fail(want, "the READ returned its data inline too"));
+    }
+    match mismatch(ctx, region, data) {
+        Some(got) => Err(Verdict::fail(want, format!("{what}: {got}"))),
+        None => Ok(()),
+    }
+}
+
 /// The WRITE's result (status, count) of a COMPOUND4res.
 fn write_result(res: &CompoundRes) -> Option<(u32, Option<u32>)> {
     res.results.iter().find(|r| r.op == OP_WRITE).map(|r| match &r.res {
@@ -752,17 +775,8 @@ fn sixteen_segment_read_and_write_chunks(ctx: &mut Ctx) -> Judged {
             return Err(Verdict::inconclusive(want, got));
         }
     }
-    let expected: Vec<(u32, u64, u32)> = offered.iter().map(|o| (o.handle, o.offset, 4)).collect();
-    if shape(&r.writes) != vec![expected] {
-        return Err(Verdict::fail(want, format!("the write list returned as {:?} for READ {reads:?}", r.writes)));
-    }
-    if reads[0].1.as_ref().is_some_and(|(_, inline)| inline.is_some()) {
-        return Err(Verdict::fail(want, "the READ returned its data inline too"));
-    }
-    if let Some(got) = mismatch(ctx, &region, &data) {
-        let got = format!("the sixteen write-chunk segments do not hold the 64 bytes written, in order: {got}");
-        return Err(Verdict::fail(want, got));
-    }
+    let what = "the sixteen write-chunk segments do not hold the 64 bytes written, in order";
+    returned_in_segments(ctx, &r, &offered, &region, &data, want, what)?;
     Ok(Verdict::pass(want, "WRITE NFS4_OK count 64; the READ's 64 bytes, those written, across the sixteen segments"))
 }
 
