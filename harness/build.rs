@@ -33,5 +33,18 @@ fn main() {
         }
         Some(rev)
     });
+    if revision.is_none() {
+        // git failed (not installed, not a checkout, refused): a checkout above us is still
+        // watched, so the next commit or checkout there builds this again rather than keeping
+        // "unknown" for good.
+        let dir = std::path::PathBuf::from(std::env::var("CARGO_MANIFEST_DIR").unwrap_or_default());
+        if let Some(git_dir) = dir.ancestors().map(|d| d.join(".git")).find(|d| d.exists()) {
+            for p in [git_dir.join("HEAD"), git_dir.join("logs/HEAD")] {
+                if p.exists() {
+                    println!("cargo:rerun-if-changed={}", p.display());
+                }
+            }
+        }
+    }
     println!("cargo:rustc-env=RPCRDMA_HARNESS_REVISION={}", revision.unwrap_or_else(|| "unknown".into()));
 }

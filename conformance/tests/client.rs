@@ -6,7 +6,7 @@
 
 use std::time::Duration;
 
-use rpcrdma_conformance::catalogue::client::{all, judge_all, nfs4, scenarios_of, speaks_nfs41, v2};
+use rpcrdma_conformance::catalogue::client::{all, judge_all, nfs4, scenarios_of, speaks_nfs41, undetermined, v2};
 use rpcrdma_conformance::codec::Profile;
 use rpcrdma_conformance::engine::Outcome;
 use rpcrdma_peers::observe::Observed;
@@ -132,8 +132,9 @@ fn every_scenario_has_a_check_and_is_played_once_on_its_own_connections() {
         assert!(errors.is_empty(), "{errors:?}");
         observed.extend(seen);
     }
-    // The NFS version 4 scenarios play on the NFSv4.1 workload.
-    let nfs4_runs: Vec<_> = nfs4::CHECKS.iter().filter_map(|c| c.scenario).map(Some).collect();
+    // The NFS version 4 scenarios, and `ambiguous-credit`, play on the NFSv4.1 workload.
+    let nfs4 = nfs4::CHECKS.iter().chain(undetermined::CHECKS.iter());
+    let nfs4_runs: Vec<_> = nfs4.filter_map(|c| c.scenario).map(Some).collect();
     let (seen, errors) = observed_workloads(&config(), &nfs4_runs, &nfs41_options(), &RequesterFaults::default());
     assert!(errors.is_empty(), "{errors:?}");
     observed.extend(seen);

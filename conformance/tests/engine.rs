@@ -155,6 +155,19 @@ impl<H: Hooks + Clone + 'static> rpcrdma_peers::transport::Connector for Bent<H>
     fn describe(&self) -> String {
         format!("emulated, {}", self.what)
     }
+
+    fn port(&self) -> Option<u16> {
+        self.responder.port()
+    }
+
+    fn connect_at(
+        &mut self,
+        port: u16,
+        private_data: &[u8],
+        deadline: std::time::Instant,
+    ) -> Option<TResult<Box<dyn Connection>>> {
+        Some(self.responder.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, self.hooks.clone())))
+    }
 }
 
 /// The reference responder behind a connection that rewrites the NFSv3 READDIR calls we send

@@ -184,6 +184,17 @@ impl Connector for Nobody {
     fn describe(&self) -> String {
         "nobody".into()
     }
+    fn port(&self) -> Option<u16> {
+        None
+    }
+    fn connect_at(
+        &mut self,
+        _: u16,
+        _: &[u8],
+        _: std::time::Instant,
+    ) -> Option<Result<Box<dyn rpcrdma_peers::transport::Connection>, rpcrdma_peers::transport::TransportError>> {
+        None
+    }
 }
 
 impl Target for Nobody {

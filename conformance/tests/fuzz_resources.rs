@@ -32,6 +32,13 @@ impl Connector for Counting {
     fn describe(&self) -> String {
         "counting".into()
     }
+    // No ports: the fuzzer connects only to the peer's own address.
+    fn port(&self) -> Option<u16> {
+        None
+    }
+    fn connect_at(&mut self, _: u16, _: &[u8], _: Instant) -> Option<Result<Box<dyn Connection>>> {
+        None
+    }
 }
 
 /// The embedded responder on a machine of 8 GiB: each connection pins `per_connection` KiB

@@ -127,6 +127,17 @@ impl Connector for Unanswering {
     fn describe(&self) -> String {
         "unanswering".into()
     }
+    fn port(&self) -> Option<u16> {
+        None
+    }
+    fn connect_at(
+        &mut self,
+        _: u16,
+        _: &[u8],
+        _: std::time::Instant,
+    ) -> Option<Result<Box<dyn rpcrdma_peers::transport::Connection>, rpcrdma_peers::transport::TransportError>> {
+        None
+    }
 }
 
 #[test]

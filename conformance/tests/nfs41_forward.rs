@@ -39,7 +39,7 @@ fn outcome(id: &str, conn: &mut dyn Connector) -> Outcome {
 
 #[test]
 fn each_check_fails_under_the_faults_that_break_its_statement_and_only_those() {
-    use Outcome::{Fail, Pass, PassLax};
+    use Outcome::{Fail, Inconclusive, Pass, PassLax};
     // What each fault does to the four scenarios (two READs, of 5 and 40 bytes):
     // - ddp-into-last-write-chunk puts the first READ's data in the last chunk: wrong with two
     //   chunks (first-read, empty-chunk, failed-read), faithful with one (surplus);
@@ -59,7 +59,10 @@ fn each_check_fails_under_the_faults_that_break_its_statement_and_only_those() {
     // The inline COMPOUND of a WRITE (sixteen-segment Read chunk) and a READ (sixteen-segment
     // Write chunk) meets both segment-count faults, and read-and-write-lists-refused, which
     // refuses only a call with both lists: no other check sends one.
-    let table: [(&str, [Outcome; 8]); 10] = [
+    // read-fails-in-sixteen-segment-chunk fails a READ whose write chunk has sixteen segments:
+    // after the WRITE of the same bytes succeeded, a failure; alone, the READ of `big` might
+    // fail for the export's sake (inconclusive).
+    let table: [(&str, [Outcome; 8]); 11] = [
         ("", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Pass]),
         ("ddp-into-last-write-chunk", [Fail, Fail, Fail, Pass, Pass, Pass, Pass, Pass]),
         ("later-items-inline", [Fail, Fail, Pass, Pass, Pass, Pass, Pass, Pass]),
@@ -70,6 +73,7 @@ fn each_check_fails_under_the_faults_that_break_its_statement_and_only_those() {
         ("read-chunk-over-eight-segments", [Pass, Pass, Pass, Pass, Pass, Fail, Pass, Fail]),
         ("drop-excess-chunk-lists", [Pass, Pass, Pass, Pass, Pass, Pass, PassLax, Pass]),
         ("read-and-write-lists-refused", [Pass, Pass, Pass, Pass, Pass, Pass, Pass, Fail]),
+        ("read-fails-in-sixteen-segment-chunk", [Pass, Pass, Pass, Pass, Inconclusive, Pass, Pass, Fail]),
     ];
     let mut wrong = Vec::new();
     for (fault, want) in table {
@@ -112,6 +116,15 @@ impl Connector for NoChance {
 
     fn describe(&self) -> String {
         format!("{}, the READs' files renamed", self.0.describe())
+    }
+
+    /// No ports, on purpose: the well-known-port check's branch for such a transport.
+    fn port(&self) -> Option<u16> {
+        None
+    }
+
+    fn connect_at(&mut self, _: u16, _: &[u8], _: Instant) -> Option<TResult<Box<dyn Connection>>> {
+        None
     }
 }
 
@@ -182,6 +195,19 @@ impl Connector for NoWrite {
     fn describe(&self) -> String {
         format!("{}, `scratch` renamed", self.0.describe())
     }
+
+    fn port(&self) -> Option<u16> {
+        self.0.port()
+    }
+
+    fn connect_at(
+        &mut self,
+        port: u16,
+        private_data: &[u8],
+        deadline: Instant,
+    ) -> Option<TResult<Box<dyn Connection>>> {
+        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, NoScratch)))
+    }
 }
 
 #[test]
@@ -214,6 +240,18 @@ fn both_lists_at_once_is_inconclusive_with_no_write_and_fails_on_a_refusal_eithe
 }
 
 #[test]
+fn a_read_that_fails_after_the_write_succeeded_fails_both_lists_at_once() {
+    const FAULT: &str = "read-fails-in-sixteen-segment-chunk";
+    let r = run_check(check(BOTH), &mut responder(Faults::only(FAULT)), &options());
+    assert_eq!(r.outcome, Outcome::Fail, "{}", r.actual);
+    let actual = r.actual.to_string();
+    assert!(actual.contains("READ result Some((10006, None)) after WRITE NFS4_OK count 64"), "{actual}");
+    // No WRITE done (the LOOKUP fails): the READ's failure proves nothing.
+    let r = run_check(check(BOTH), &mut NoWrite(responder(Faults::only(FAULT))), &options());
+    assert_eq!(r.outcome, Outcome::Inconclusive, "{}", r.actual);
+}
+
+#[test]
 fn the_well_known_port_is_judged_where_the_transport_has_ports() {
     const PORT: &str = "rfc8267/6.3/well-known-port";
     let r = run_check(check(PORT), &mut responder(Faults::default()), &options());
@@ -227,7 +265,76 @@ fn the_well_known_port_is_judged_where_the_transport_has_ports() {
     for fault in ["read-and-write-lists-refused", "read-chunk-over-eight-segments", "drop-excess-chunk-lists"] {
         assert_eq!(outcome(PORT, &mut responder(Faults::only(fault))), Outcome::Pass, "{fault}");
     }
-    // A connector that cannot address a port (the test wrapper forwards only connect).
+    // A connector that cannot address a port (the test wrapper says it has none).
     let r = run_check(check(PORT), &mut NoChance(responder(Faults::default())), &options());
     assert_eq!(r.outcome, Outcome::Unsupported, "{}", r.actual);
+}
+
+/// A host with two RPC-over-RDMA services on the emulated fabric: the one the run is given,
+/// at `given`, and another at 20049; each a reference responder serving `programs` (NFSv3
+/// and NFSv4, or NFSv3 alone). Any other port has nobody listening.
+struct TwoPorts {
+    given: u16,
+    at_given: EmulatedConnector<Responder>,
+    at_well_known: EmulatedConnector<Responder>,
+}
+
+/// The reference responder serving NFS version 3 alone: NFSv4 calls get PROG_MISMATCH (3, 3).
+fn nfs3_only() -> EmulatedConnector<Responder> {
+    use rpcrdma_peers::proto::nfs3::NFS_PROGRAM;
+    use rpcrdma_peers::ulp::{Nfs3Server, Programs, UpperLayer};
+    let ulp: rpcrdma_peers::responder::UlpFactory = std::sync::Arc::new(|| {
+        Box::new(Programs::new().with(NFS_PROGRAM, Box::new(Nfs3Server::new()))) as Box<dyn UpperLayer>
+    });
+    EmulatedConnector::new(Responder::new(Config::default(), ulp))
+}
+
+impl TwoPorts {
+    fn new(given: u16, v4_at_given: bool) -> Self {
+        let at_given = if v4_at_given { responder(Faults::default()) } else { nfs3_only() };
+        TwoPorts { given, at_given, at_well_known: nfs3_only() }
+    }
+}
+
+impl Connector for TwoPorts {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
+        self.at_given.connect(private_data, deadline)
+    }
+
+    fn describe(&self) -> String {
+        format!("emulated, port {} and an NFSv3-only service at 20049", self.given)
+    }
+
+    fn port(&self) -> Option<u16> {
+        Some(self.given)
+    }
+
+    fn connect_at(
+        &mut self,
+        port: u16,
+        private_data: &[u8],
+        deadline: Instant,
+    ) -> Option<TResult<Box<dyn Connection>>> {
+        Some(match port {
+            p if p == self.given => self.at_given.connect(private_data, deadline),
+            20049 => self.at_well_known.connect(private_data, deadline),
+            p => Err(rpcrdma_peers::transport::TransportError::Unreachable(format!("nobody listens at port {p}"))),
+        })
+    }
+}
+
+#[test]
+fn no_nfs4_at_the_well_known_port_fails_while_the_port_given_serves_it() {
+    const PORT: &str = "rfc8267/6.3/well-known-port";
+    // 20049 answers, but not NFSv4 (PROG_MISMATCH), while the port given serves it: the
+    // server is not where an NFSv4 client looks.
+    let r = run_check(check(PORT), &mut TwoPorts::new(20050, true), &options());
+    assert_eq!(r.outcome, Outcome::Fail, "{}", r.actual);
+    let actual = r.actual.to_string();
+    assert!(actual.contains("PROG_MISMATCH or PROG_UNAVAIL for NFSv4 at port 20049"), "{actual}");
+    assert!(actual.contains("given at port 20050 answers NFSv4 NULL"), "{actual}");
+    // Neither port serves NFSv4: a server without NFSv4 over RDMA, not one at the wrong port.
+    let r = run_check(check(PORT), &mut TwoPorts::new(20050, false), &options());
+    assert_eq!(r.outcome, Outcome::Unsupported, "{}", r.actual);
+    assert!(r.actual.to_string().contains("given at port 20050"), "{}", r.actual);
 }

@@ -39,6 +39,17 @@ impl<C: Connector> Connector for Unseeing<C> {
     fn describe(&self) -> String {
         format!("{} (blind to Send With Invalidate)", self.0.describe())
     }
+    fn port(&self) -> Option<u16> {
+        self.0.port()
+    }
+    fn connect_at(
+        &mut self,
+        port: u16,
+        private_data: &[u8],
+        deadline: Instant,
+    ) -> Option<TResult<Box<dyn Connection>>> {
+        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, UnseeingHooks)))
+    }
 }
 
 const RESTS_ON_INVALIDATION: [&str; 5] = [

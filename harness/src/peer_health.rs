@@ -115,9 +115,28 @@ impl Peer for Watched {
     }
 }
 
+/// How long a command whose group was passed the harness's SIGINT or SIGTERM may take to
+/// finish (a trap cleaning up) before what is left of its group is killed.
+pub const INTERRUPT_GRACE: Duration = Duration::from_secs(2);
+
+/// Sends `signal` (a name `kill` takes: INT, TERM, KILL) to process group `group`, by the
+/// shell's kill (no unsafe here).
+fn signal_group(group: u32, signal: &str) {
+    let _ = Command::new("sh")
+        .arg("-c")
+        .arg(format!("kill -{signal} -{group} 2>/dev/null"))
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status();
+}
+
 /// Runs `sh -c cmd` with no standard input, killed past `limit`. With `capture`, its standard
 /// output and error (merged, the last [`MAX_OUTPUT`] bytes) are in the result; else they go
-/// where ours go.
+/// where ours go. A group of its own does not get the terminal's SIGINT: when the harness is
+/// interrupted (SIGINT or SIGTERM, [`crate::signals`]) while it runs, its group is passed that
+/// signal, given [`INTERRUPT_GRACE`] to finish, then what is left of it killed, and the result
+/// says it was interrupted.
 pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
     let mut c = Command::new("sh");
     if capture {
@@ -129,6 +148,12 @@ pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
     // behind would hold our output open, and the peer's machine busy).
     std::os::unix::process::CommandExt::process_group(&mut c, 0);
     let mut done = CommandRun { command: cmd.to_string(), ..CommandRun::default() };
+    let interrupted = || crate::signals::INTERRUPT.load(Ordering::SeqCst);
+    if interrupted() {
+        // The run is stopping: no restart begun now, to be cut at once.
+        done.status = "not run: the harness was interrupted".into();
+        return done;
+    }
     let mut child = match c.stdin(Stdio::null()).spawn() {
         Ok(child) => child,
         Err(e) => {
@@ -157,16 +182,26 @@ pub fn run_command(cmd: &str, limit: Duration, capture: bool) -> CommandRun {
     done.status = loop {
         match child.try_wait() {
             Ok(Some(s)) => break s.code().map_or_else(|| format!("killed: {s}"), |c| format!("exit {c}")),
+            Ok(None) if interrupted() => {
+                // The signal the harness got, to the whole group (the child not yet reaped);
+                // after the grace, or once the child is gone, the rest of the group killed (a
+                // background job of `sh -c` ignores SIGINT; a group with members left keeps
+                // its number from reuse).
+                let name = if crate::signals::received() == Some(libc::SIGTERM) { "TERM" } else { "INT" };
+                signal_group(child.id(), name);
+                let grace = Instant::now() + INTERRUPT_GRACE;
+                while matches!(child.try_wait(), Ok(None)) && Instant::now() < grace {
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                signal_group(child.id(), "KILL");
+                let _ = child.kill();
+                let _ = child.wait();
+                break format!("interrupted: the harness got SIG{name}, passed to the command's process group");
+            }
             Ok(None) if Instant::now() < until => std::thread::sleep(Duration::from_millis(50)),
             Ok(None) => {
-                // Its group, by the shell's kill (no unsafe here), the child not yet reaped.
-                let _ = Command::new("sh")
-                    .arg("-c")
-                    .arg(format!("kill -KILL -{}", child.id()))
-                    .stdin(Stdio::null())
-                    .stdout(Stdio::null())
-                    .stderr(Stdio::null())
-                    .status();
+                // Its group, the child not yet reaped.
+                signal_group(child.id(), "KILL");
                 let _ = child.kill();
                 let _ = child.wait();
                 break format!("killed after {} s", limit.as_secs_f64());

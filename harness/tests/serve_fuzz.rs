@@ -63,7 +63,10 @@ fn replies_are_mutated_repeatably_and_nothing_is_found_in_a_quiet_log() {
     assert_eq!(va["findings"].as_array().unwrap().len(), 0);
     assert!(text.contains("no findings"), "{text}");
     let (_, _, vb) = serve_fuzz(&b, &[], None);
+    // The reference requester's workload is the same from run to run, so a seed names every
+    // reply and reverse-direction call and what became of each (docs/fuzzing.md).
     assert_eq!(va["mutated"], vb["mutated"], "the same seed, the same mutations");
+    assert_eq!((&va["replies"], &va["calls"]), (&vb["replies"], &vb["calls"]), "the same exchange");
     std::fs::remove_dir_all(&a).unwrap();
     std::fs::remove_dir_all(&b).unwrap();
 }

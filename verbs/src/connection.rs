@@ -46,6 +46,8 @@ pub struct VerbsConnection {
     /// `RPCRDMA_VERBS_TRACE=1`: every completion and CM event on stderr.
     pub(crate) trace: bool,
     pub(crate) fabric: Fabric,
+    /// Completions taken off the CQ and not yet absorbed (kept for its allocation).
+    pub(crate) polled: Vec<ffi::Completion>,
 }
 
 impl VerbsConnection {
@@ -79,6 +81,7 @@ impl VerbsConnection {
             windows,
             trace: std::env::var("RPCRDMA_VERBS_TRACE").is_ok_and(|v| v == "1"),
             fabric: Fabric::from_device(node, transport),
+            polled: Vec::with_capacity(ffi::POLL_BATCH),
         })
     }
 

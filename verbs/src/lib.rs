@@ -12,9 +12,10 @@
 //! - One connection = one RDMA-CM event channel, one cm_id, a PD, a completion channel, one
 //!   CQ for both send and receive completions, and an RC queue pair. No threads: every call
 //!   runs on the caller's thread.
-//! - Waiting: `poll(2)` on the completion channel's fd and the CM event channel's fd together,
-//!   with the caller's deadline as the timeout (the CQ is re-armed and re-polled before each
-//!   wait, so no completion is missed). Nothing busy-polls.
+//! - Waiting: the CQ polled for up to `SPIN` (2 ms), yielding the CPU between polls; then
+//!   `poll(2)` on the completion channel's fd and the CM event channel's fd together, with the
+//!   caller's deadline as the timeout (the CQ is re-armed and re-polled before each wait, so no
+//!   completion is missed). The CM channel is read whenever the CQ is found idle.
 //! - Receives, Sends and the local side of our RDMA Reads and Writes use buffers registered
 //!   with IBV_ACCESS_LOCAL_WRITE only, recycled through a small pool.
 //! - Regions registered for the peer are type 2 memory windows bound over an MR (the R_key we

@@ -112,14 +112,25 @@ impl VerbsConnection {
     /// Takes the completions ready now (no system call on providers with user-mapped CQs).
     pub(crate) fn take_completions(&mut self) -> Result<usize> {
         let mut n = 0;
+        let mut got = std::mem::take(&mut self.polled);
         loop {
-            let got = self.id.poll_completions(32).map_err(|e| env_err("ibv_poll_cq", e))?;
-            if got.is_empty() {
-                return Ok(n);
-            }
-            n += got.len();
-            for c in got {
+            let res = self.id.poll_completions(&mut got);
+            let batch = got.len();
+            for c in got.drain(..) {
                 self.absorb(c);
+            }
+            let k = match res {
+                Ok(k) => k,
+                Err(e) => {
+                    self.polled = got;
+                    return Err(env_err("ibv_poll_cq", e));
+                }
+            };
+            n += batch;
+            // Fewer than a full batch: the CQ was empty when polled.
+            if k < ffi::POLL_BATCH {
+                self.polled = got;
+                return Ok(n);
             }
         }
     }

@@ -94,7 +94,8 @@ pub struct Observation {
     /// The wire profile the replies were decoded under (the run's, [`RunOptions::profile`]).
     pub profile: Profile,
     /// A wait was cut at the case's deadline ([`run_until`]) and the peer had not answered by
-    /// then: the liveness outcome may be a slow peer's, so the case decides nothing.
+    /// then (its liveness, or a well-formed call's late reply): the outcome may be a slow
+    /// peer's, so the case decides nothing.
     pub cut: bool,
 }
 
@@ -161,6 +162,18 @@ pub struct Kept {
     xids: HashSet<u32>,
 }
 
+/// One case as [`run_until`] runs it: its messages, our connection settings (sizes, credits)
+/// and waits, whether the reply to its own last call may prove liveness instead of a NULL, and
+/// the deadline every wait ends by.
+#[derive(Debug, Clone, Copy)]
+pub struct Plan<'a> {
+    pub case: &'a [Wire],
+    pub options: &'a RunOptions,
+    pub timing: Timing,
+    pub own_probe: bool,
+    pub until: Option<Instant>,
+}
+
 /// Runs `case` over a new connection from `connector` with `options` (our sizes, credits).
 pub fn run(connector: &mut dyn Connector, options: &RunOptions, timing: Timing, case: &[Wire]) -> Observation {
     run_on(connector, &mut None, options, timing, case, false)
@@ -179,23 +192,15 @@ pub fn run_on(
     case: &[Wire],
     own_probe: bool,
 ) -> Observation {
-    run_until(connector, kept, options, timing, case, own_probe, None)
+    run_until(connector, kept, Plan { case, options, timing, own_probe, until: None })
 }
 
-/// As [`run_on`], every wait (the connects, the replies, the probes) ending by `until` at the
-/// latest: a case whose peer had not answered when a wait reached `until` is marked
+/// As [`run_on`], every wait (the connects, the replies, the probes) ending by `plan.until`
+/// at the latest: a case whose peer had not answered when a wait reached it is marked
 /// [`Observation::cut`] (a minimisation trial's waits count against its time limit).
-pub fn run_until(
-    connector: &mut dyn Connector,
-    kept: &mut Option<Kept>,
-    options: &RunOptions,
-    timing: Timing,
-    case: &[Wire],
-    own_probe: bool,
-    until: Option<Instant>,
-) -> Observation {
-    let mut obs = run_bounded(connector, kept, options, timing, case, own_probe, until);
-    obs.cut = obs.liveness != Liveness::Answered && until.is_some_and(|u| Instant::now() >= u);
+pub fn run_until(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: Plan<'_>) -> Observation {
+    let mut obs = run_bounded(connector, kept, &plan);
+    obs.cut |= obs.liveness != Liveness::Answered && plan.until.is_some_and(|u| Instant::now() >= u);
     obs
 }
 
@@ -204,15 +209,8 @@ fn by(until: Option<Instant>, wait: Duration) -> Duration {
     until.map_or(wait, |u| wait.min(u.saturating_duration_since(Instant::now())))
 }
 
-fn run_bounded(
-    connector: &mut dyn Connector,
-    kept: &mut Option<Kept>,
-    options: &RunOptions,
-    timing: Timing,
-    case: &[Wire],
-    own_probe: bool,
-    until: Option<Instant>,
-) -> Observation {
+fn run_bounded(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: &Plan<'_>) -> Observation {
+    let Plan { case, options, timing, own_probe, until } = *plan;
     // The connect may take as long as a reply may before it is called silence (four times the
     // reply wait, as the new-connection probe waits): a peer slow to accept, such as
     // NFS-Ganesha registering 65 MiB per connection under emulation, is not a crashed one. A
@@ -308,7 +306,8 @@ fn run_bounded(
         let missing = |obs: &Observation| {
             (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(obs, x))).count()
         };
-        let late = Instant::now() + by(until, timing.reply / 4);
+        let wait = by(until, timing.reply / 4);
+        let late = Instant::now() + wait;
         while missing(&obs) > 0 {
             match ctx.recv_until(late) {
                 Received::Message(f) => obs.replies.push(f),
@@ -317,6 +316,9 @@ fn run_bounded(
         }
         obs.unanswered =
             (0..obs.sent).filter(|&i| obs.well_formed[i] && xids[i].is_some_and(|x| !answered(&obs, x))).collect();
+        // A reply still missing when a wait the deadline shortened ended is no proof of a
+        // reply never sent: the case decides nothing.
+        obs.cut = wait < timing.reply / 4 && !obs.unanswered.is_empty();
     }
     obs.spent.wait = t.elapsed();
     let t = Instant::now();
@@ -596,5 +598,41 @@ mod tests {
         let seg = [ReadSegment { position: 0, target: Segment::new(REGION.handle, 4, REGION.offset) }];
         let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
         assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default()));
+    }
+
+    /// A well-formed call the peer never answers is a no-reply only when the wait for its
+    /// late reply ran whole: a minimisation trial near its deadline, whose late-reply wait the
+    /// deadline shortened, is cut (it decides nothing; a slow peer is not a silent one), and
+    /// never taken as reproducing the finding.
+    #[test]
+    fn a_late_reply_wait_the_deadline_shortened_is_cut() {
+        use crate::fuzz::Target;
+        let mut peer = crate::fuzz::Embedded::new(rpcrdma_peers::responder::Faults::only("drop-garbage-args"));
+        let options = RunOptions { timeout: Duration::from_secs(2), ..RunOptions::default() };
+        // The late-reply wait is a quarter of the reply wait: 500 ms.
+        let timing = Timing { reply: Duration::from_secs(2) };
+        // GETATTR without its file handle: garbage arguments, which this responder drops
+        // unanswered; the liveness NULL after it is answered.
+        let call = CallHeader::new(XID, 100003, 3, 1).encode_to_vec();
+        let case = [Wire::new([HeaderBuilder::msg(XID, 32).encode_to_vec(), call].concat(), Vec::new())];
+        let mut trial = |until| {
+            let o = run_until(
+                peer.connector(),
+                &mut None,
+                Plan { case: &case, options: &options, timing, own_probe: false, until },
+            );
+            (o.liveness, o.unanswered.clone(), o.cut, super::super::classify::finding(&o).map(|k| k.class))
+        };
+        let no_reply = Some(super::super::Class::NoReply);
+        // No deadline, or one well after the waits: the wait ran whole, the call went unanswered.
+        assert_eq!(trial(None), (Liveness::Answered, vec![0], false, no_reply));
+        assert_eq!(
+            trial(Some(Instant::now() + Duration::from_secs(30))),
+            (Liveness::Answered, vec![0], false, no_reply)
+        );
+        // A deadline 250 ms off: the NULL answered at once, the late-reply wait cut to what is
+        // left of the 250 ms.
+        let (_, _, cut, _) = trial(Some(Instant::now() + Duration::from_millis(250)));
+        assert!(cut, "a late-reply wait the deadline shortened decides nothing");
     }
 }

@@ -275,6 +275,18 @@ pub struct Report {
 }
 
 impl Report {
+    /// Ends the run on a peer that could not be brought back (`why`): down, or interrupted
+    /// when the interrupt came first (a restart command the harness stopped is no proof the
+    /// peer is down).
+    fn end_down(&mut self, why: Option<String>, interrupt: &AtomicBool) {
+        if interrupt.load(Ordering::SeqCst) {
+            self.ended = Ended::Interrupted;
+        } else {
+            self.down = why;
+            self.ended = Ended::PeerDown;
+        }
+    }
+
     /// Fuzz messages per second of fuzzing (minimisation not counted).
     pub fn messages_per_second(&self) -> f64 {
         self.per_second(self.messages)
@@ -418,15 +430,14 @@ fn execute_specs(
     }
     // Lines logged since the last case (late ones of that case included) count for this one:
     // a report is misplaced by a case at worst, never lost.
-    let mut obs = execute::run_until(
-        target.connector(),
-        &mut session.kept,
-        &config.options,
-        config.timing,
-        &wires,
-        config.reuse_connections,
+    let plan = execute::Plan {
+        case: &wires,
+        options: &config.options,
+        timing: config.timing,
+        own_probe: config.reuse_connections,
         until,
-    );
+    };
+    let mut obs = execute::run_until(target.connector(), &mut session.kept, plan);
     obs.spent.generate += encoded;
     obs.spent.journal = journalled;
     if session.kept.as_ref().is_some_and(|k| k.cases > 0) {
@@ -648,15 +659,13 @@ pub fn run_watched(
                     PeerAfter::Well => None,
                 };
                 if down.is_some() {
-                    report.down = down;
-                    report.ended = Ended::PeerDown;
+                    report.end_down(down, interrupt);
                     break;
                 }
             } else if target.can_restart() && (target.cheap_restart() || sick) {
                 session = Session::default();
                 if let Some(why) = revive(target, config, None).down() {
-                    report.down = Some(why);
-                    report.ended = Ended::PeerDown;
+                    report.end_down(Some(why), interrupt);
                     break;
                 }
             }
@@ -772,7 +781,8 @@ fn revive(target: &mut dyn Target, config: &Config, until: Option<Instant>) -> R
         return if killed { Revived::OutOfTime } else { Revived::Down(why) };
     }
     // Lines the probe makes the peer log count for the next case, as between cases.
-    let probe = execute::run_until(target.connector(), &mut None, &config.options, config.timing, &[], false, until);
+    let plan = execute::Plan { case: &[], options: &config.options, timing: config.timing, own_probe: false, until };
+    let probe = execute::run_until(target.connector(), &mut None, plan);
     match probe.liveness {
         Liveness::Answered => Revived::Up,
         _ if probe.cut => Revived::OutOfTime,

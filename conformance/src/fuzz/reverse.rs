@@ -555,9 +555,24 @@ pub struct Report {
     pub unanswered: BTreeMap<&'static str, BTreeMap<&'static str, u64>>,
     pub findings: Vec<Finding>,
     pub ended: Ended,
+    /// Why the peer is reported down when the run ended so ([`Ended::PeerDown`]): the restart
+    /// command's status; None when this target cannot restart it (it refused connections).
+    pub down: Option<String>,
 }
 
 impl Report {
+    /// Ends the run on a peer that could not be brought back (`why`): down, or interrupted
+    /// when the interrupt came first (a restart command the harness stopped is no proof the
+    /// peer is down).
+    fn end_down(&mut self, why: Option<String>, interrupt: &AtomicBool) {
+        if interrupt.load(Ordering::SeqCst) {
+            self.ended = Ended::Interrupted;
+        } else {
+            self.down = why;
+            self.ended = Ended::PeerDown;
+        }
+    }
+
     /// Whether nothing was fuzzed: no case answered a call.
     pub fn judged_nothing(&self) -> bool {
         self.cases == self.outcomes.get(After::NoCall.name()).copied().unwrap_or(0)
@@ -572,6 +587,9 @@ impl Report {
             self.ended.name(),
             self.cases
         );
+        if let Some(why) = &self.down {
+            s += &format!("the peer is down: {why}\n");
+        }
         let o: Vec<String> = self.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
         s += &format!("after each mutated reply: {}\n", o.join(", "));
         let m: Vec<String> = self.mutations.iter().filter(|(_, v)| **v > 0).map(|(k, v)| format!("{k} {v}")).collect();
@@ -603,6 +621,7 @@ impl Report {
             "seed": self.seed,
             "ended": self.ended.name(),
             "unsupported": matches!(self.ended, Ended::Unsupported(_)),
+            "peer_down": self.down,
             "seconds": self.elapsed.as_secs_f64(),
             "cases": self.cases,
             "after": self.outcomes,
@@ -632,6 +651,7 @@ pub fn run(
         unanswered: BTreeMap::new(),
         findings: Vec::new(),
         ended: Ended::Time,
+        down: None,
     };
     let mut seen = std::collections::HashSet::new();
     loop {
@@ -693,15 +713,15 @@ pub fn run(
                 // Confirmed when the case alone, on a restarted peer, shows it again. A restart
                 // that fails ends the run at once (the finding kept, not confirmed): no second
                 // restart, no case sent into a dead peer.
-                let down = target.can_restart() && !target.restart();
-                if target.can_restart() && !down {
+                let down = if target.can_restart() { target.restart_within(None).err() } else { None };
+                if target.can_restart() && down.is_none() {
                     let again = run_case(target, &config.options, config.reply_wait, mutated);
                     f.confirmed = again.finding().as_ref() == Some(&kind);
                 }
                 on_finding(&f);
                 report.findings.push(f);
-                if down {
-                    report.ended = Ended::PeerDown;
+                if down.is_some() {
+                    report.end_down(down, interrupt);
                     break;
                 }
             }
@@ -709,8 +729,8 @@ pub fn run(
                 report.ended = Ended::PeerDown;
                 break;
             }
-            if target.can_restart() && !target.restart() {
-                report.ended = Ended::PeerDown;
+            if let Some(why) = target.can_restart().then(|| target.restart_within(None).err()).flatten() {
+                report.end_down(Some(why), interrupt);
                 break;
             }
         }

@@ -21,7 +21,7 @@ pub struct BenchArgs {
     /// Calls measured at each depth.
     #[arg(long, default_value_t = 2000)]
     calls: u32,
-    /// Calls sent first and not measured.
+    /// Calls sent first at each depth and not measured.
     #[arg(long, default_value_t = 200)]
     warmup: u32,
     /// Calls kept outstanding (repeatable; default: 1 and the peer's whole credit grant);
@@ -34,12 +34,13 @@ const RECEIVE_SIZE: usize = 4096;
 /// Receives we keep posted: the largest window we can drive.
 const OUR_WINDOW: u32 = 64;
 
-fn null_call(xid: u32) -> Vec<u8> {
+/// RDMA_MSG without chunks (RFC 8166 4.2) carrying an NFSv3 NULL call: 68 bytes.
+fn null_call(xid: u32) -> [u8; 68] {
     let mut buf = [0u8; 68];
     let mut w = Writer::new(&mut buf);
     HeaderBuilder::msg(xid, OUR_WINDOW).write(&mut w).expect("68 bytes");
     CallHeader::new(xid, 100003, 3, 0).encode(&mut w).expect("68 bytes");
-    buf.to_vec()
+    buf
 }
 
 /// Waits for the next reply; its credit grant.
@@ -86,7 +87,6 @@ pub fn run(args: BenchArgs) -> Outcome {
         conn.send(&null_call(xid)).map_err(|e| e.to_string())?;
         let grant = reply(conn.as_mut())?;
         let window = grant.clamp(1, OUR_WINDOW);
-        drive(conn.as_mut(), window, args.warmup, &mut xid)?;
         crate::outln!(
             "peer {} grants {grant} credits; {} calls per depth after {} warm-up calls",
             connector.describe(),
@@ -95,6 +95,8 @@ pub fn run(args: BenchArgs) -> Outcome {
         );
         let depths = if args.depths.is_empty() { vec![1, window] } else { args.depths.clone() };
         for depth in depths.into_iter().map(|d| d.min(window)) {
+            // Warmed up at each depth, as the C client (harness/linux-peer/null-client.c) is.
+            drive(conn.as_mut(), depth, args.warmup, &mut xid)?;
             let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
             let rate = args.calls as f64 / t.as_secs_f64();
             crate::outln!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);

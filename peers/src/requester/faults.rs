@@ -167,6 +167,10 @@ crate::fault_switches! {
         /// The NFSv4.1 COMPOUND of two READs offers its one write chunk sized for the second
         /// READ (RFC 8267 6.4.1: the first chunk MUST be used by the first READ).
         write_chunk_for_second_read = "write-chunk-for-second-read",
+        /// Take the rdma_credit of an RDMA_ERROR or RDMA_DONE whose XID matches no outstanding
+        /// call as the grant (RFC 8167 4.1: the receiver MUST ignore the credit value of a
+        /// message whose direction is not determined).
+        apply_undetermined_credit = "apply-undetermined-credit",
     }
 }
 
@@ -229,6 +233,7 @@ impl RequesterFaults {
         ("resend-refused-call", &["rfc8267/6.4.2#4", "rfc8267/6.7.2#2"]),
         ("seventeen-segment-chunk", &["rfc8267/6.4.2#1"]),
         ("write-chunk-for-second-read", &["rfc8267/6.4.1#1"]),
+        ("apply-undetermined-credit", &["rfc8167/4.1#2"]),
     ];
 }
 
@@ -288,6 +293,19 @@ impl RequesterFaults {
             previous
         } else {
             faithful
+        }
+    }
+
+    /// The grant after an RDMA_ERROR or RDMA_DONE (`proc_`) whose XID matches no outstanding
+    /// call, with rdma_credit `credit`: neither context nor a payload tells its direction, so
+    /// its credit value is ignored and the grant stays `current` (RFC 8167 4.1).
+    /// `apply-undetermined-credit` takes the credit value as the grant.
+    pub(super) fn bend_undetermined_credit(&self, proc_: Proc, credit: u32, current: Option<u32>) -> Option<u32> {
+        let undetermined = matches!(proc_, Proc::RDMA_ERROR | Proc::RDMA_DONE);
+        if undetermined && self.apply_undetermined_credit {
+            Some(credit)
+        } else {
+            current
         }
     }
 

@@ -46,6 +46,9 @@ fn garbage_args(reply: &[u8], profile: &rpcrdma_codec::Profile) -> bool {
 /// NFSv4's RPC version (RFC 8881 16).
 const NFS_V4: u32 = 4;
 
+/// The NULLs of [`Session::null_window`]: more than a small grant lets out at once.
+const NULL_WINDOW: u32 = 8;
+
 /// How long the requester stays to answer reverse-direction calls before it ends its session.
 const LINGER: Duration = Duration::from_millis(150);
 
@@ -154,6 +157,52 @@ impl Session<'_> {
         let m = at(step, Message::decode(&reply, &self.options.profile))?;
         let rpc = at(step, RpcMessage::decode(m.payload))?;
         compound_res(rpc.body, |_| false).ok_or(WorkloadError { step, failure: Failure::Status(None) })
+    }
+
+    /// Under a grant smaller than [`NULL_WINDOW`], that many NULL calls (procedure 0, RFC 8881
+    /// 16.1: no session slot), at most the current grant of them outstanding (RFC 8166 3.3.1; and no more than `window`), each sent as an earlier one is
+    /// answered. Reverse-direction calls meanwhile are answered. An RDMA_ERROR or RDMA_DONE
+    /// whose XID matches none of the NULLs is discarded, its credit value ignored (RFC 8167
+    /// 4.1: neither context nor a payload tells its direction); `apply-undetermined-credit`
+    /// takes it as the grant.
+    fn null_window(&mut self) -> Step<()> {
+        // Under a grant of NULL_WINDOW or more they would all go at once: no demand beyond it.
+        if self.grant.unwrap_or(1) >= NULL_WINDOW {
+            return Ok(());
+        }
+        let step = "the NULL window";
+        let (mut sent, mut outstanding) = (0u32, Vec::new());
+        let deadline = Instant::now() + self.options.timeout;
+        loop {
+            let grant = self.grant.unwrap_or(1).min(self.options.credits);
+            let grant = self.options.window.map_or(grant, |w| grant.min(w));
+            while sent < NULL_WINDOW && (outstanding.len() as u32) < grant {
+                let xid = self.xid();
+                let call = Call::new(xid, self.options.credits, NFS_PROGRAM, NFS_V4, 0, Vec::new());
+                self.send(step, &call.msg())?;
+                outstanding.push(xid);
+                sent += 1;
+            }
+            if outstanding.is_empty() {
+                return Ok(());
+            }
+            // A NULL left unanswered is not sent again: the window only makes the demand.
+            let Ok(msg) = self.recv_until(step, deadline) else { return self.ensure_connected() };
+            let Ok(h) = rpcrdma_codec::v1::FixedFields::decode(&msg) else { continue };
+            match self.answer(&msg, h.xid) {
+                Answer::Reverse(c) => self.answer_reverse(step, c)?,
+                _ if !outstanding.contains(&h.xid) => {
+                    let proc_ = rpcrdma_codec::v1::Proc(h.proc_);
+                    self.grant = self.faults.bend_undetermined_credit(proc_, h.credit, self.grant);
+                }
+                Answer::Reply => {
+                    outstanding.retain(|x| *x != h.xid);
+                    self.grant = self.faults.bend_grant(self.grant, Some(h.credit));
+                }
+                Answer::Error(_) => outstanding.retain(|x| *x != h.xid),
+                _ => {}
+            }
+        }
     }
 
     /// SEQUENCE, PUTFH and two READs of `fh` (RFC 8267 6.4.1): the first of [`CHUNKED_READ`]
@@ -312,6 +361,7 @@ pub(super) fn workload(s: &mut Session<'_>) -> Step<()> {
         }
         r => _ = r?,
     }
+    s.null_window()?;
     s.reads_through_write_chunk(&mut c, &fh, stateid)?;
     s.sequenced("CLOSE", &mut c, vec![Op::PutFh(fh.clone()), Op::Close { seqid: 0, stateid }])?;
 

@@ -99,6 +99,11 @@ impl Session<'_> {
         if ineligible && !lenient {
             return self.call_error(xid, framing);
         }
+        if self.config.faults.read_fails_in_sixteen_segment_chunk {
+            // Only its fault looks at the write list in the upper layer.
+            let write_list: Vec<u32> = chunks.writes.chunks().map(|c| c.segment_count() as u32).collect();
+            self.ulp.offered_write_list(&write_list);
+        }
         let outcome =
             if c.rpcvers != RPC_VERSION { None } else { Some(self.ulp.call(c.prog, c.vers, c.proc_, rpc.body)) };
         self.reply(&c, outcome, chunks, framing)

@@ -285,6 +285,11 @@ crate::fault_switches! {
         /// On the emulated fabric, listen at port 20050, not NFS's well-known RPC-over-RDMA
         /// port 20049 (RFC 8267 6.3: an NFSv4 server MUST use it).
         not_well_known_port = "not-well-known-port",
+        /// The NFSv4.1 server answers a READ whose result would go into a write chunk of
+        /// sixteen segments or more with NFS4ERR_SERVERFAULT, having accepted the write list
+        /// (RFC 8267 6.4.2: an NFSv4 server MUST process a Write chunk of sixteen; 6.4.1:
+        /// the k-th write chunk is the k-th READ's).
+        read_fails_in_sixteen_segment_chunk = "read-fails-in-sixteen-segment-chunk",
     }
 }
 
@@ -420,6 +425,7 @@ impl Faults {
         ("drop-excess-chunk-lists", &["rfc8267/6.4.2#3"]),
         ("read-and-write-lists-refused", &["rfc8267/6.4.2#2"]),
         ("not-well-known-port", &["rfc8267/6.3#1"]),
+        ("read-fails-in-sixteen-segment-chunk", &["rfc8267/6.4.2#2"]),
     ];
 }
 

@@ -12,6 +12,7 @@ pub mod reply_fuzz;
 pub mod reverse;
 pub mod script;
 mod stop;
+mod undetermined;
 pub mod v2;
 
 use crate::observe;
@@ -30,7 +31,7 @@ use config::receive_buffer;
 pub use config::Config;
 pub use faults::Faults;
 pub use recorded::RecordedReply;
-pub use reply_fuzz::{ReplyFuzz, ReverseMutation};
+pub use reply_fuzz::{MessageId, ReplyFuzz, ReverseMutation};
 pub use script::Scenario;
 pub(crate) use stop::Stop;
 
@@ -86,6 +87,7 @@ impl Responder {
             cb_before_back_channel: f.cb_before_back_channel,
             cb_large_call: f.cb_large_call,
             cb_abandoned_on_reconnect: f.cb_abandoned_on_reconnect,
+            read_fails_in_sixteen_segment_chunk: f.read_fails_in_sixteen_segment_chunk,
         });
         let ulp: UlpFactory = Arc::new(move || {
             let nfs = crate::ulp::NfsServer::new().with_v41(&v41);
@@ -230,6 +232,16 @@ pub(crate) struct Session<'a> {
     scripted_grant: Option<u32>,
     /// The reverse direction (RFC 8167): calls queued and outstanding, the reverse grant.
     reverse: reverse::State,
+    /// `ambiguous-credit` (RFC 8167 4.1): its message of undetermined direction.
+    undetermined: undetermined::State,
+    /// While a call is answered, our messages held to go out as one batch: the reply and the
+    /// reverse-direction calls answering it made ready (RFC 8167 5.1), so the requester
+    /// cannot close the connection between them (see [`Session::answer_held`]).
+    held: Option<Vec<(Vec<u8>, Option<u32>)>>,
+    /// `serve --fuzz`: this connection's ordinal and the replies offered to the fuzzer so far
+    /// (a mutation is drawn from the seed and the message's place, `reply_fuzz::MessageId`).
+    fuzz_connection: u64,
+    replies_offered: u64,
 }
 
 impl<'a> Session<'a> {
@@ -289,6 +301,10 @@ impl<'a> Session<'a> {
             target: None,
             scripted_grant: None,
             reverse: reverse::State::default(),
+            undetermined: undetermined::State::default(),
+            held: None,
+            fuzz_connection: config.reply_fuzz.as_ref().map_or(0, |f| f.connection()),
+            replies_offered: 0,
         }
     }
 
@@ -322,6 +338,7 @@ impl<'a> Session<'a> {
                                 // back to back within the grant find no receive posted.
                                 std::thread::sleep(Duration::from_millis(50));
                             }
+                            undetermined::gather(self);
                             // Record every message that arrived before we answer this one:
                             // they are all outstanding at the requester.
                             self.observe_arrival(&e);
@@ -355,7 +372,11 @@ impl<'a> Session<'a> {
                     if self.wedged {
                         continue;
                     }
-                    if let Err(stop) = self.handle(&data).and_then(|()| reverse::pump(self)) {
+                    // The message of undetermined direction goes out before its hold, alone.
+                    let ambiguous = undetermined::before_answering(self, &data, &mut pending);
+                    let answered =
+                        ambiguous.and_then(|()| self.answer_held(|s| s.handle(&data).and_then(|()| reverse::pump(s))));
+                    if let Err(stop) = answered {
                         self.record_failed_sends();
                         self.observe(observe::Observed::Stopped(stop.to_string()));
                         return;
@@ -398,8 +419,11 @@ impl<'a> Session<'a> {
         if let Some(sent) = self.send_recorded(msg) {
             return sent;
         }
-        if let Some(fuzz) = &self.config.reply_fuzz {
-            if let Some((mutated, how)) = fuzz.mutate(msg) {
+        let config = self.config;
+        if let Some(fuzz) = &config.reply_fuzz {
+            self.replies_offered += 1;
+            let at = reply_fuzz::MessageId { connection: self.fuzz_connection, n: self.replies_offered };
+            if let Some((mutated, how)) = fuzz.mutate(at, msg) {
                 let xid = msg.get(..4).map_or(0, |b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]));
                 self.observe(observe::Observed::Mutated { how: how.name(), xid });
                 return self.transmit(&mutated, None);
@@ -409,6 +433,7 @@ impl<'a> Session<'a> {
             if msg.get(..4) == Some(&xid.to_be_bytes()[..]) {
                 self.target = None;
                 self.scripted_grant = scenario.grant_after();
+                self.undetermined.answered = Some(xid);
                 self.observe(observe::Observed::Injected { scenario: scenario.name(), xid });
                 // A message the requester must discard invalidates nothing: the call is still
                 // outstanding, and its retransmission is served with the same chunks.
@@ -420,11 +445,29 @@ impl<'a> Session<'a> {
         self.transmit(msg, invalidate)
     }
 
+    /// Answers a call by `f`, whose messages go out as one batch once it is done (sent even
+    /// when `f` stops the session: they were recorded as sent). The requester sees the reply
+    /// and the reverse-direction calls its call made ready together, so which calls it gets
+    /// does not hang on whether it closes the connection the moment the reply arrives (as it
+    /// does on a grant of zero, RFC 8166 3.3.1): what `serve --fuzz` mutates is the same from
+    /// run to run of the reference requester (docs/fuzzing.md).
+    fn answer_held<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T, Stop>) -> Result<T, Stop> {
+        self.held = Some(Vec::new());
+        let r = f(self);
+        let held = self.held.take().unwrap_or_default();
+        let sent = if held.is_empty() { Ok(()) } else { self.conn.send_batch(&held).map_err(Stop::from) };
+        r.and_then(|v| sent.map(|()| v))
+    }
+
     fn transmit(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<(), Stop> {
         if let Some(h) = invalidate {
             self.note(observe::WireNote::Invalidate(h));
         }
         self.observe(observe::Observed::ToRequester(msg.to_vec()));
+        if let Some(held) = &mut self.held {
+            held.push((msg.to_vec(), invalidate));
+            return Ok(());
+        }
         let r = match invalidate {
             Some(h) => self.conn.send_with_invalidate(msg, h),
             None => self.conn.send(msg),

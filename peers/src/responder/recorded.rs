@@ -126,7 +126,8 @@ impl Session<'_> {
             return Some(r.reply_for(xid));
         }
         let fuzz = self.config.reply_fuzz.clone()?;
-        let (mutated, how) = fuzz.mutate_call(msg)?;
+        let at = super::reply_fuzz::MessageId { connection: self.fuzz_connection, n: n as u64 };
+        let (mutated, how) = fuzz.mutate_call(at, msg)?;
         self.observe(observe::Observed::Mutated { how: how.name(), xid });
         Some(mutated)
     }

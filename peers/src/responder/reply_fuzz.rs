@@ -3,7 +3,7 @@
 //! must check (RFC 8166 4.5: a header it cannot parse is discarded; 3.3.1: credits; 4.2.1:
 //! the XID) and keeps the rest of the reply, so the parser gets past the fields before it.
 
-use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use rpcrdma_codec::v1::{field, HeaderMut, Proc, MIN_HEADER_LEN};
 
@@ -57,11 +57,29 @@ impl Mutation {
     }
 }
 
-/// Mutates one reply in `one_in`, from a seeded generator shared by every connection of the
-/// responder (so a seed names the sequence of mutations).
+/// Which message a mutation decision is for: its connection's ordinal among the responder's
+/// connections ([`ReplyFuzz::connection`], from 1, in the order they were accepted) and its
+/// own ordinal within its kind on that connection (the n-th reply, the n-th reverse-direction
+/// call; from 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MessageId {
+    pub connection: u64,
+    pub n: u64,
+}
+
+/// The kinds of message, each its own draws.
+const REPLY: u64 = 1;
+const REVERSE_CALL: u64 = 2;
+
+/// Mutates one reply in `one_in`. Whether and how a message is mutated is drawn from the seed
+/// and the message's [`MessageId`] alone, never from what came before it: a message that comes
+/// or not with the requester's timing (a call sent again, a callback raced with a
+/// disconnection) changes nothing about the others, so a seed names each message's mutation.
 #[derive(Debug)]
 pub struct ReplyFuzz {
-    rng: Mutex<Rng>,
+    seed: u64,
+    /// Connections numbered so far.
+    connections: AtomicU64,
     one_in: u32,
     /// Whether replies are mutated too, not only reverse-direction calls.
     replies: bool,
@@ -69,7 +87,21 @@ pub struct ReplyFuzz {
 
 impl ReplyFuzz {
     pub fn new(seed: u64, one_in: u32) -> Self {
-        ReplyFuzz { rng: Mutex::new(Rng::new(seed)), one_in: one_in.max(1), replies: true }
+        ReplyFuzz { seed, connections: AtomicU64::new(0), one_in: one_in.max(1), replies: true }
+    }
+
+    /// The ordinal of a new connection (from 1): a responder numbers each connection it
+    /// accepts, in order.
+    pub fn connection(&self) -> u64 {
+        self.connections.fetch_add(1, Ordering::SeqCst) + 1
+    }
+
+    /// The draws of the message `at` of kind `kind`: SplitMix64 chained over the seed, the
+    /// kind, the connection and the ordinal.
+    fn rng(&self, kind: u64, at: MessageId) -> Rng {
+        let h =
+            [kind, at.connection, at.n].iter().fold(Rng::new(self.seed).next_u64(), |h, w| Rng::new(h ^ w).next_u64());
+        Rng::new(h)
     }
 
     /// Mutates reverse-direction calls only (`serve --fuzz --fuzz-reverse-only`): the forward
@@ -78,12 +110,13 @@ impl ReplyFuzz {
         ReplyFuzz { replies: false, ..ReplyFuzz::new(seed, one_in) }
     }
 
-    /// A mutated copy of `reply` and how it was mutated, or None to send it as it is.
-    pub fn mutate(&self, reply: &[u8]) -> Option<(Vec<u8>, Mutation)> {
+    /// A mutated copy of `reply` (the message `at`) and how it was mutated, or None to send
+    /// it as it is.
+    pub fn mutate(&self, at: MessageId, reply: &[u8]) -> Option<(Vec<u8>, Mutation)> {
         if !self.replies {
             return None;
         }
-        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+        let mut rng = self.rng(REPLY, at);
         if reply.len() < 16 || !rng.chance(1, self.one_in) {
             return None;
         }
@@ -318,10 +351,10 @@ fn set_word(b: &mut [u8], m: ReverseMutation, at: usize, value: u32) -> Option<(
 }
 
 impl ReplyFuzz {
-    /// A mutated copy of the reverse-direction call `call` and how it was mutated, or None to
-    /// send it as it is; one in `one_in`, from the same generator as the replies.
-    pub fn mutate_call(&self, call: &[u8]) -> Option<(Vec<u8>, ReverseMutation)> {
-        let mut rng = self.rng.lock().unwrap_or_else(|e| e.into_inner());
+    /// A mutated copy of the reverse-direction call `call` (the message `at`) and how it was
+    /// mutated, or None to send it as it is; one in `one_in`.
+    pub fn mutate_call(&self, at: MessageId, call: &[u8]) -> Option<(Vec<u8>, ReverseMutation)> {
+        let mut rng = self.rng(REVERSE_CALL, at);
         if call.len() < 16 || !rng.chance(1, self.one_in) {
             return None;
         }
@@ -350,6 +383,11 @@ mod tests {
     use super::*;
     use rpcrdma_codec::v1::FixedFields;
 
+    /// The `n`-th message of its kind on connection 1.
+    fn id(n: u64) -> MessageId {
+        MessageId { connection: 1, n }
+    }
+
     fn reply() -> Vec<u8> {
         let mut r = Vec::new();
         for w in [0x1234_5678u32, 1, 32, 0, 0, 0, 0, 0x1234_5678, 1, 0] {
@@ -363,8 +401,8 @@ mod tests {
         let f = ReplyFuzz::new(7, 1);
         let r = reply();
         let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..2000 {
-            let Some((b, m)) = f.mutate(&r) else { continue };
+        for n in 1..=2000 {
+            let Some((b, m)) = f.mutate(id(n), &r) else { continue };
             seen.insert(m);
             // The fixed fields (RFC 8166 4.2) before and after, each compared by name.
             let before = FixedFields::decode(&r).unwrap();
@@ -392,12 +430,52 @@ mod tests {
     #[test]
     fn the_rate_and_the_seed_hold() {
         let f = ReplyFuzz::new(3, 4);
-        let n = (0..4000).filter(|_| f.mutate(&reply()).is_some()).count();
+        let n = (1..=4000).filter(|n| f.mutate(id(*n), &reply()).is_some()).count();
         assert!((800..1200).contains(&n), "{n} of 4000 mutated at one in 4");
         let (a, b) = (ReplyFuzz::new(9, 1), ReplyFuzz::new(9, 1));
-        for _ in 0..50 {
-            assert_eq!(a.mutate(&reply()), b.mutate(&reply()));
+        for n in 1..=50 {
+            assert_eq!(a.mutate(id(n), &reply()), b.mutate(id(n), &reply()));
         }
+    }
+
+    #[test]
+    fn a_message_that_comes_or_not_changes_nothing_about_the_others() {
+        // Two sessions of one seed; in the second, reply 5 and reverse call 3 never come (the
+        // requester closed the connection first) and the connections are asked in another
+        // order: every other message gets the same mutation.
+        let (a, b) = (ReplyFuzz::new(21, 2), ReplyFuzz::new(21, 2));
+        let call = cb_compound();
+        let mut seen_a = Vec::new();
+        for connection in 1..=3 {
+            for n in 1..=40 {
+                let at = MessageId { connection, n };
+                seen_a.push((at, a.mutate(at, &reply()), a.mutate_call(at, &call)));
+            }
+        }
+        let mut seen_b = Vec::new();
+        for connection in [3, 1, 2] {
+            for n in 1..=40 {
+                let at = MessageId { connection, n };
+                let r = (n != 5).then(|| b.mutate(at, &reply())).flatten();
+                let c = (n != 3).then(|| b.mutate_call(at, &call)).flatten();
+                seen_b.push((at, r, c));
+            }
+        }
+        for (at, r, c) in &seen_a {
+            let (_, rb, cb) = seen_b.iter().find(|(x, _, _)| x == at).unwrap();
+            if at.n != 5 {
+                assert_eq!(r, rb, "{at:?}");
+            }
+            if at.n != 3 {
+                assert_eq!(c, cb, "{at:?}");
+            }
+        }
+        // Yet each message has draws of its own: connections and kinds are not copies.
+        let fate = |c, n| a.mutate(MessageId { connection: c, n }, &reply()).map(|x| x.1);
+        assert!((1..=40).any(|n| fate(1, n) != fate(2, n)));
+        assert!((1..=40).any(|n| fate(1, n).is_some() != a.mutate_call(id(n), &call).is_some()));
+        assert_eq!(a.connection(), 1);
+        assert_eq!(a.connection(), 2);
     }
 
     /// A Short reverse-direction call written by hand: RFC 8166 4.2's RDMA_MSG with three
@@ -441,8 +519,8 @@ mod tests {
         let c = cb_compound();
         let f = ReplyFuzz::new(11, 1);
         let mut seen = std::collections::BTreeSet::new();
-        for _ in 0..3000 {
-            let Some((b, m)) = f.mutate_call(&c) else { continue };
+        for n in 1..=3000 {
+            let Some((b, m)) = f.mutate_call(id(n), &c) else { continue };
             seen.insert(m);
             if m == R::Truncate {
                 assert!(b.len() < c.len() && c.starts_with(&b));
@@ -487,10 +565,10 @@ mod tests {
     fn reverse_mutations_follow_the_seed_and_the_rate() {
         let (a, b) = (ReplyFuzz::new(5, 2), ReplyFuzz::new(5, 2));
         let mut n = 0;
-        for _ in 0..400 {
-            let x = a.mutate_call(&cb_compound());
+        for i in 1..=400 {
+            let x = a.mutate_call(id(i), &cb_compound());
             n += usize::from(x.is_some());
-            assert_eq!(x, b.mutate_call(&cb_compound()));
+            assert_eq!(x, b.mutate_call(id(i), &cb_compound()));
         }
         assert!((150..250).contains(&n), "{n} of 400 at one in 2");
     }

@@ -133,6 +133,13 @@ scenarios! {
         /// The same COMPOUND refused unprocessed with an RPC reply MSG_ACCEPTED GARBAGE_ARGS in
         /// an RDMA_MSG (RFC 8267 6.4.2: the other answer to chunk lists too complex).
         Nfs4GarbageArgs = "nfs4-garbage-args",
+        /// RFC 8167 4.1 (a message whose direction is not determined): the reply to the first
+        /// NFSv4 COMPOUND with a READ, sent inline, grants [`AMBIGUOUS_GRANT`] credits, and so
+        /// does every later reply on the connection; once the requester has that many calls
+        /// outstanding, an RDMA_ERROR ERR_CHUNK with the XID of that answered READ and an
+        /// rdma_credit far above the grant ([`Scenario::undetermined_message`]), then
+        /// [`AMBIGUOUS_HOLD`] before the next reply.
+        AmbiguousCredit = "ambiguous-credit",
     }
 }
 
@@ -141,6 +148,18 @@ pub const SHRUNK_GRANT: u32 = 1;
 
 /// The grant of every reply from `huge-grant`'s on: far more than any requester asks for.
 pub const HUGE_GRANT: u32 = 1024;
+
+/// The grant of every reply from `ambiguous-credit`'s on: below the calls its workloads have
+/// outstanding at once (sixteen READs; the reference requester's window of eight NULLs).
+pub const AMBIGUOUS_GRANT: u32 = 4;
+
+/// How long `ambiguous-credit` holds its next reply after the message of undetermined
+/// direction: time for a requester that took its credit value to send beyond the grant.
+pub const AMBIGUOUS_HOLD: std::time::Duration = std::time::Duration::from_millis(500);
+
+/// How long `ambiguous-credit` waits before answering each call until the message went: calls
+/// sent together arrive together, so the grant's worth of calls outstanding is seen.
+pub const AMBIGUOUS_GATHER: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// The inline threshold every receiver supports (RFC 8166 3.3.3): `reply-1024`'s reply size.
 pub const INLINE_1024: usize = 1024;
@@ -256,6 +275,22 @@ impl Scenario {
         }
     }
 
+    /// `ambiguous-credit`'s message of undetermined direction (RFC 8167 4.1): an RDMA_ERROR
+    /// ERR_CHUNK with `xid`, the answered call's, and rdma_vers `vers`. Neither context nor a
+    /// payload tells its direction: an RDMA_ERROR comes from a Responder, which in
+    /// bidirectional operation both peers are, and its XID matches no outstanding call, so
+    /// nothing says whether its rdma_credit is a grant or a request, and the receiver MUST
+    /// ignore it. `requested` is the credits the requester's calls ask for: a grant it would
+    /// take in full from any reply (a larger value might be clamped or refused as insane, and
+    /// show nothing), so a requester that applies it opens its window as far as it goes; at
+    /// least [`HUGE_GRANT`] when it asks for no more than [`AMBIGUOUS_GRANT`]. No low value
+    /// is sent: a requester that applied one would only hold itself back, which breaks
+    /// nothing a server sees.
+    pub fn undetermined_message(xid: u32, vers: u32, requested: u32) -> Vec<u8> {
+        let credit = if requested > AMBIGUOUS_GRANT { requested } else { HUGE_GRANT };
+        HeaderBuilder::err_chunk(xid, credit).raw_vers(vers).encode_to_vec()
+    }
+
     /// Whether the scenario plays on a Version Two call (the others play on Version One).
     pub fn version_two(self) -> bool {
         matches!(self, Scenario::BackwardCall)
@@ -281,7 +316,7 @@ impl Scenario {
         if self.version_two() || !self.replaces_reply() {
             return false;
         }
-        if self.refuses_call() {
+        if self.refuses_call() || self == Scenario::AmbiguousCredit {
             return is_nfs4_read(inline_payload);
         }
         match RpcMessage::decode(inline_payload) {
@@ -306,6 +341,7 @@ impl Scenario {
             Scenario::ShrinkGrant => Some(SHRUNK_GRANT),
             Scenario::ZeroGrant => Some(0),
             Scenario::HugeGrant => Some(HUGE_GRANT),
+            Scenario::AmbiguousCredit => Some(AMBIGUOUS_GRANT),
             _ => None,
         }
     }
@@ -394,6 +430,7 @@ impl Scenario {
             Scenario::BackwardCall => reply.to_vec(),
             Scenario::ZeroGrant => edit(|h| h.set_credit(0)),
             Scenario::HugeGrant => edit(|h| h.set_credit(HUGE_GRANT)),
+            Scenario::AmbiguousCredit => edit(|h| h.set_credit(AMBIGUOUS_GRANT)),
             Scenario::CmNoPrivateData
             | Scenario::CmBadIdentifier
             | Scenario::CmReservedBits
@@ -586,6 +623,10 @@ impl Scenario {
             // The first READ is refused: other calls after it (a client that completed the
             // READ with its error goes on; one that did not sends it again first).
             Scenario::Nfs4ErrChunk | Scenario::Nfs4GarbageArgs => (ClientMount::Nfs41, &[ListLong]),
+            // Sixteen READs at once on the NFSv4.1 mount (its session's sixteen slots): more
+            // calls than the grant of 4, so the grant's worth is outstanding when the message of
+            // undetermined direction comes, with more waiting behind it.
+            Scenario::AmbiguousCredit => (ClientMount::Nfs41, &[Reads16]),
             // The unmount's calls after it are the check's precondition already.
             Scenario::ReplyDone | Scenario::CcpLimits | Scenario::BackwardCall => (ClientMount::Nfs3, &[]),
             // Another call after the injected message: a client that took it as the answer
@@ -745,6 +786,26 @@ mod tests {
         // body, GARBAGE_ARGS (RFC 5531 9).
         let g = Scenario::Nfs4GarbageArgs.rewrite(&bare, &Profile::default());
         assert_eq!(words(&g), [0x1234_5678, 1, 7, 0, 0, 0, 0, 0x1234_5678, 1, 0, 0, 0, 4]);
+    }
+
+    #[test]
+    fn ambiguous_credit_plays_on_an_nfs4_read_and_sends_err_chunk_with_the_requested_credits() {
+        use crate::proto::nfs41::{compound_args, Op};
+        let compound = |ops: &[Op]| crate::proto::Call::new(9, 1, NFS_PROGRAM, 4, 1, compound_args("t", 1, ops));
+        let read = compound(&[Op::PutRootFh, Op::Read { stateid: [0; 16], offset: 0, count: 5 }]).rpc_bytes();
+        let nfs3_read = crate::proto::Call::nfs3(1, 1, NFSPROC3_READ, nfs3::read_args(&[7; 8], 0, 5)).rpc_bytes();
+        let s = Scenario::AmbiguousCredit;
+        assert!(s.targets(&read, &ChunkLists::NONE) && !s.targets(&nfs3_read, &ChunkLists::NONE));
+        assert!(s.replaces_reply() && s.is_reply() && !s.refuses_call() && !s.reverse_direction());
+        assert_eq!(s.grant_after(), Some(4));
+        let words = |b: &[u8]| b.chunks(4).map(|w| u32::from_be_bytes([w[0], w[1], w[2], w[3]])).collect::<Vec<_>>();
+        // RDMA_ERROR (4) ERR_CHUNK (2): the whole rpcrdma_error (RFC 8166 5.1), the requester's
+        // own credit request as its credit value.
+        assert_eq!(words(&Scenario::undetermined_message(0x1234_5678, 1, 128)), [0x1234_5678, 1, 128, 4, 2]);
+        // A requester asking for no more than the grant: 1024, far above it.
+        assert_eq!(words(&Scenario::undetermined_message(7, 1, 4)), [7, 1, 1024, 4, 2]);
+        let w = s.client_workload().to_string();
+        assert_eq!(w, "vers=4.1 path=/ steps=reads-16");
     }
 
     #[test]

@@ -116,8 +116,13 @@ impl EmulatedConnection {
     }
 
     fn post_send(&mut self, msg: &[u8], invalidate: Option<u32>) -> Result<()> {
-        let (me, peer) = (self.side, self.peer());
         let mut p = self.lock();
+        self.post_send_locked(&mut p, msg, invalidate)
+    }
+
+    /// One Send, the pair locked (a batch holds the lock across its Sends).
+    fn post_send_locked(&self, p: &mut Pair, msg: &[u8], invalidate: Option<u32>) -> Result<()> {
+        let (me, peer) = (self.side, self.peer());
         if !p.up {
             return Err(TransportError::Disconnected);
         }
@@ -128,14 +133,14 @@ impl EmulatedConnection {
             return Ok(());
         };
         if msg.len() > size {
-            self.fail_send(&mut p, WcStatus::LocalLengthError);
+            self.fail_send(p, WcStatus::LocalLengthError);
             return Ok(());
         }
         if let Some(handle) = invalidate {
             match p.sides[peer].regions.get_mut(&handle) {
                 Some(m) if m.valid => m.valid = false,
                 _ => {
-                    self.fail_send(&mut p, WcStatus::LocalProtectionError);
+                    self.fail_send(p, WcStatus::LocalProtectionError);
                     return Ok(());
                 }
             }
@@ -230,6 +235,12 @@ impl Connection for EmulatedConnection {
 
     fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> Result<()> {
         self.post_send(msg, Some(handle))
+    }
+
+    /// The batch's Sends under one lock: the peer sees all of them or none.
+    fn send_batch(&mut self, msgs: &[(Vec<u8>, Option<u32>)]) -> Result<()> {
+        let mut p = self.lock();
+        msgs.iter().try_for_each(|(msg, invalidate)| self.post_send_locked(&mut p, msg, *invalidate))
     }
 
     fn register(&mut self, length: u32, access: Access) -> Result<Region> {

@@ -159,6 +159,19 @@ pub trait Connection: Send {
     /// Posts a Send With Invalidate naming the peer's R_key `handle`.
     fn send_with_invalidate(&mut self, msg: &[u8], handle: u32) -> Result<()>;
 
+    /// Posts Sends back to back, in order, each with the peer's R_key to invalidate if any. A
+    /// transport that can post them as one batch, so the peer sees none of them before all
+    /// are posted, does (the emulated one); by default they go one by one.
+    fn send_batch(&mut self, msgs: &[(Vec<u8>, Option<u32>)]) -> Result<()> {
+        for (msg, invalidate) in msgs {
+            match invalidate {
+                Some(h) => self.send_with_invalidate(msg, *h)?,
+                None => self.send(msg)?,
+            }
+        }
+        Ok(())
+    }
+
     /// Registers `length` zeroed bytes with the given remote access.
     fn register(&mut self, length: u32, access: Access) -> Result<Region>;
 
@@ -204,6 +217,51 @@ pub trait Connection: Send {
 pub const NFS_RDMA_PORT: u16 = 20049;
 
 /// The active side: connects to a peer with our private data.
+///
+/// [`Connector::port`] and [`Connector::connect_at`] have no default: a wrapper that did not
+/// forward them would turn the checks that address another port (RFC 8267 6.3) unsupported
+/// without a word, so each implementation says what it does with ports. A wrapper that
+/// forgets does not compile:
+///
+/// ```compile_fail
+/// use std::time::Instant;
+/// use rpcrdma_peers::transport::{Connection, Connector, Result};
+///
+/// struct Wrapper<C>(C);
+///
+/// impl<C: Connector> Connector for Wrapper<C> {
+///     fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+///         self.0.connect(private_data, deadline)
+///     }
+///     fn describe(&self) -> String {
+///         self.0.describe()
+///     }
+/// }
+/// ```
+///
+/// and compiles once it forwards them:
+///
+/// ```
+/// use std::time::Instant;
+/// use rpcrdma_peers::transport::{Connection, Connector, Result};
+///
+/// struct Wrapper<C>(C);
+///
+/// impl<C: Connector> Connector for Wrapper<C> {
+///     fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+///         self.0.connect(private_data, deadline)
+///     }
+///     fn describe(&self) -> String {
+///         self.0.describe()
+///     }
+///     fn port(&self) -> Option<u16> {
+///         self.0.port()
+///     }
+///     fn connect_at(&mut self, port: u16, pd: &[u8], deadline: Instant) -> Option<Result<Box<dyn Connection>>> {
+///         self.0.connect_at(port, pd, deadline)
+///     }
+/// }
+/// ```
 pub trait Connector: Send {
     fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>>;
 
@@ -212,18 +270,9 @@ pub trait Connector: Send {
 
     /// The port the peer is addressed at (RDMA-CM's port space); None for a transport with
     /// no ports.
-    fn port(&self) -> Option<u16> {
-        None
-    }
+    fn port(&self) -> Option<u16>;
 
     /// Connects to the peer's host at `port` instead of its own (RFC 8267 6.3's well-known
     /// port); None for a transport with no ports.
-    fn connect_at(
-        &mut self,
-        _port: u16,
-        _private_data: &[u8],
-        _deadline: Instant,
-    ) -> Option<Result<Box<dyn Connection>>> {
-        None
-    }
+    fn connect_at(&mut self, port: u16, private_data: &[u8], deadline: Instant) -> Option<Result<Box<dyn Connection>>>;
 }

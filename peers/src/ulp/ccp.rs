@@ -127,6 +127,12 @@ impl UpperLayer for Programs {
             u.reverse_reply(msg);
         }
     }
+
+    fn offered_write_list(&mut self, segments: &[u32]) {
+        for (_, u) in self.programs.iter_mut() {
+            u.offered_write_list(segments);
+        }
+    }
 }
 
 #[cfg(test)]

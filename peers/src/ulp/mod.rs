@@ -129,6 +129,12 @@ pub trait UpperLayer: Send {
     /// A reverse-direction reply arrived on this connection: the whole RPC reply message
     /// (RFC 8167 5.2). Replies to calls the upper layer never made are its to ignore.
     fn reverse_reply(&mut self, _msg: &[u8]) {}
+
+    /// The write list offered with the call [`UpperLayer::call`] serves next: each write
+    /// chunk's segment count, in order (RFC 8166 4.3.2; RFC 8267 6.4.1: the k-th chunk is for
+    /// the k-th DDP-eligible result). The responder places the results; an upper layer looks
+    /// at this only under a fault.
+    fn offered_write_list(&mut self, _segments: &[u32]) {}
 }
 
 /// The NFSACL program (RFC 8267 5.2; no data item in it is DDP-eligible).

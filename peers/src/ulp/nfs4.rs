@@ -38,6 +38,8 @@ const NF4LNK: u32 = 5;
 pub struct NfsServer {
     v3: Nfs3Server,
     v41: nfs41::Conn,
+    /// The write list offered with the next call (segments a chunk).
+    write_list: Vec<u32>,
 }
 
 impl NfsServer {
@@ -48,7 +50,7 @@ impl NfsServer {
 
     /// A server over a tree shared with others.
     pub fn shared(tree: Arc<Mutex<Tree>>) -> Self {
-        NfsServer { v3: Nfs3Server::shared(tree), v41: nfs41::Conn::default() }
+        NfsServer { v3: Nfs3Server::shared(tree), v41: nfs41::Conn::default(), write_list: Vec::new() }
     }
 
     /// This server, its NFSv4.1/4.2 side a new connection to `state` (shared by every
@@ -79,7 +81,9 @@ impl UpperLayer for NfsServer {
             NFS_V4 => match proc_ {
                 NFSPROC4_NULL => UlpOutcome::Success(UlpResults::default()),
                 // Minor versions 1 and 2 (RFC 8881, RFC 7862); 0 below.
-                NFSPROC4_COMPOUND if matches!(minor_version(args), Some(1 | 2)) => self.v41.compound(args),
+                NFSPROC4_COMPOUND if matches!(minor_version(args), Some(1 | 2)) => {
+                    self.v41.compound(args, &self.write_list)
+                }
                 NFSPROC4_COMPOUND => {
                     let tree = self.v3.tree();
                     // The tree is valid between operations, so a poisoned lock is still usable.
@@ -109,6 +113,10 @@ impl UpperLayer for NfsServer {
 
     fn reverse_reply(&mut self, msg: &[u8]) {
         self.v41.reverse_reply(msg)
+    }
+
+    fn offered_write_list(&mut self, segments: &[u32]) {
+        self.write_list = segments.to_vec();
     }
 }
 

@@ -211,10 +211,14 @@ impl Mr {
     pub fn read(&self, at: usize, len: usize) -> Vec<u8> {
         let at = at.min(self.len);
         let len = len.min(self.len - at);
-        let mut v = vec![0u8; len];
-        // SAFETY: `at..at+len` is inside the buffer. The device may write it concurrently
-        // (a peer's RDMA Write): the bytes are copied as they are, like any DMA consumer.
-        unsafe { ptr::copy_nonoverlapping(self.buf.add(at), v.as_mut_ptr(), len) };
+        let mut v = Vec::with_capacity(len);
+        // SAFETY: `at..at+len` is inside the buffer and `v` has room for `len` bytes, all of
+        // them written before set_len. The device may write the buffer concurrently (a peer's
+        // RDMA Write): the bytes are copied as they are, like any DMA consumer.
+        unsafe {
+            ptr::copy_nonoverlapping(self.buf.add(at), v.as_mut_ptr(), len);
+            v.set_len(len);
+        }
         v
     }
 }

@@ -21,6 +21,7 @@ pub mod reverse;
 pub mod scenarios;
 mod served;
 pub mod sizing;
+pub mod undetermined;
 pub mod v2;
 
 pub use served::{transcript, ClientCheck, Seen, Served};
@@ -380,12 +381,14 @@ pub fn all() -> impl Iterator<Item = &'static ClientCheck> {
         .chain(v2::CHECKS.iter())
         .chain(reverse::CHECKS.iter())
         .chain(nfs4::CHECKS.iter())
+        .chain(undetermined::CHECKS.iter())
 }
 
 /// Whether a check judges what only an NFSv4.1 requester sends: the reverse direction
-/// ([`reverse`]) and the NFS version 4 binding ([`nfs4`]).
+/// ([`reverse`]), the NFS version 4 binding ([`nfs4`]), and a message of undetermined
+/// direction on a connection with a back channel ([`undetermined`]).
 pub fn speaks_nfs41(c: &ClientCheck) -> bool {
-    reverse::CHECKS.iter().chain(nfs4::CHECKS.iter()).any(|r| std::ptr::eq(r, c))
+    reverse::CHECKS.iter().chain(nfs4::CHECKS.iter()).chain(undetermined::CHECKS.iter()).any(|r| std::ptr::eq(r, c))
 }
 
 /// The scenarios `checks` need played, each once, in order.

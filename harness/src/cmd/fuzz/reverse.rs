@@ -110,6 +110,8 @@ pub fn run(args: FuzzArgs) -> Outcome {
     if write_failed && crate::signals::exit_code().is_none() {
         return Err(HarnessError::Unwritten);
     }
-    // A run that judged nothing (unsupported) is not green, as `run`'s.
-    Ok(Ending::judged(report.judged_nothing() || !known.iter().all(Option::is_some)))
+    // A run that judged nothing (unsupported) is not green, as `run`'s; nor is one whose peer
+    // went down and stayed down, its findings listed or not (as the forward fuzzer's): the rest
+    // of the budget went unfuzzed.
+    Ok(Ending::judged(report.judged_nothing() || !known.iter().all(Option::is_some) || report.ended == Ended::PeerDown))
 }

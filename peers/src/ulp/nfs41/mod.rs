@@ -147,9 +147,10 @@ impl Conn {
         &self.shared
     }
 
-    /// COMPOUND of minor version 1 or 2 (RFC 8881 16.2, 2.10.6).
-    pub fn compound(&self, args: &[u8]) -> UlpOutcome {
-        ops::compound(&mut self.shared.lock(), self.token.id, args)
+    /// COMPOUND of minor version 1 or 2 (RFC 8881 16.2, 2.10.6), offered `write_list` (each
+    /// write chunk's segment count; it matters only under a fault).
+    pub fn compound(&self, args: &[u8], write_list: &[u32]) -> UlpOutcome {
+        ops::compound(&mut self.shared.lock(), self.token.id, args, write_list)
     }
 
     /// The reverse-direction calls queued for this connection, taken.

@@ -19,6 +19,10 @@ struct Cx {
     saved: Option<NodeId>,
     /// The current stateid (RFC 8881 16.2.3.1.2).
     current_stateid: Option<Stateid>,
+    /// The write list offered with the call (each chunk's segment count), and the
+    /// DDP-eligible results so far: the next one's chunk (RFC 8267 6.4.1).
+    write_list: Vec<u32>,
+    items: usize,
 }
 
 /// The current stateid's special value: seqid 1, other all zeros (RFC 8881 8.2.3).
@@ -35,14 +39,23 @@ enum Done {
 }
 
 /// COMPOUND4args of minor version 1 or 2 to COMPOUND4res.
-pub(super) fn compound(st: &mut State, conn: u64, args: &[u8]) -> UlpOutcome {
+pub(super) fn compound(st: &mut State, conn: u64, args: &[u8], write_list: &[u32]) -> UlpOutcome {
     let mut r = Reader::new(args);
     let (Ok(tag), Ok(minor), Ok(count)) = (r.opaque("tag", u32::MAX), r.u32("minorversion"), r.u32("argarray")) else {
         return UlpOutcome::GarbageArgs;
     };
     let mut b = Builder::default();
     let (mut status, mut done) = (NFS4_OK, 0u32);
-    let mut cx = Cx { conn, minor, session: None, current: None, saved: None, current_stateid: None };
+    let mut cx = Cx {
+        conn,
+        minor,
+        session: None,
+        current: None,
+        saved: None,
+        current_stateid: None,
+        write_list: write_list.to_vec(),
+        items: 0,
+    };
     let last = if minor == MINOR_V1 { OP_LAST_V41 } else { OP_LAST_V42 };
     for i in 0..count {
         let at = r.position();
@@ -76,6 +89,7 @@ pub(super) fn compound(st: &mut State, conn: u64, args: &[u8]) -> UlpOutcome {
                 NFS4_OK
             }
             Ok(Done::Item(res, data)) => {
+                cx.items += 1;
                 let mut x = Xdr::new();
                 x.u32(resop).u32(NFS4_OK);
                 res.encode(&mut x);
@@ -328,6 +342,11 @@ fn operation(st: &mut State, cx: &mut Cx, op: Op, last: u32) -> Result<Done, u32
         Op::Read { stateid: s, offset, count } => {
             let id = cur(cx)?;
             check_stateid(st, cx, &s)?;
+            // `read-fails-in-sixteen-segment-chunk`: RFC 8267 6.4.2 lets a client send a
+            // Write chunk of sixteen segments; this READ's is its (6.4.1).
+            if st.faults.read_fails_in_sixteen_segment_chunk && cx.write_list.get(cx.items).is_some_and(|&n| n >= 16) {
+                return Err(NFS4ERR_SERVERFAULT);
+            }
             let (data, eof) = st.tree.read(id, offset, count.min(MAX_READ))?;
             let data = data.to_vec();
             Ok(Done::Item(Res::Read { eof, data: data.clone(), read: None }, data))

@@ -28,6 +28,9 @@ pub struct Faults {
     /// Give up the callbacks outstanding when their back channel connection is lost, rather
     /// than send them again on the next one bound to it (RFC 8167 5.4).
     pub cb_abandoned_on_reconnect: bool,
+    /// Fail with NFS4ERR_SERVERFAULT a READ whose result would go into a write chunk of
+    /// sixteen segments or more (RFC 8267 6.4.2: a server MUST process such a Write chunk).
+    pub read_fails_in_sixteen_segment_chunk: bool,
 }
 
 /// CREATE_SESSION4args (RFC 8881 18.36.1): the fields of [`Op::CreateSession`] the server
