@@ -763,13 +763,16 @@ fn sixteen_segment_read_and_write_chunks(ctx: &mut Ctx) -> Judged {
             return Err(Verdict::inconclusive(want, got));
         }
     }
-    // The WRITE put the 64 bytes there: a READ of them that fails for any cause but the
-    // grace period is the server not returning what it accepted through the Write chunk.
+    // The WRITE put the 64 bytes there: a READ of them that fails where the same COMPOUND
+    // with one segment a chunk reads them is the server not returning, through the sixteen
+    // segments, what it accepted.
     match reads.first() {
         Some((NFS4_OK, Some(_))) => {}
         Some((NFS4ERR_GRACE | NFS4ERR_DELAY, _)) => {
-            let got =
-                format!("COMPOUND status {}, READ result {:?}: still in the grace period", r.res.status, reads[0]);
+            let got = format!(
+                "COMPOUND status {}, READ result {:?}: refused for the grace period or for now",
+                r.res.status, reads[0]
+            );
             return Err(Verdict::inconclusive(want, got));
         }
         Some((NFS4ERR_BADXDR, _)) => {
@@ -778,11 +781,21 @@ fn sixteen_segment_read_and_write_chunks(ctx: &mut Ctx) -> Judged {
             return Err(Verdict::fail(want, got));
         }
         other => {
+            let (_, one) = offer_chunk(ctx, 1);
+            let with_one = match write_then_read(ctx, &mut s, &data, 1, &one, want)? {
+                Both::Answered(c) => c.reads().first().cloned(),
+                _ => None,
+            };
             let got = format!(
-                "COMPOUND status {}, READ result {other:?} after WRITE NFS4_OK count 64: the bytes just written not returned through the sixteen-segment Write chunk",
+                "COMPOUND status {}, READ result {other:?} after WRITE NFS4_OK count 64; the same COMPOUND with one segment a chunk: READ {with_one:?}",
                 r.res.status
             );
-            return Err(Verdict::fail(want, got));
+            // A READ that fails with one segment a chunk too fails for a cause of the
+            // export's (access, a lock), not of the chunk lists.
+            return Err(match with_one {
+                Some((NFS4_OK, Some(_))) => Verdict::fail(want, got),
+                _ => Verdict::inconclusive(want, got),
+            });
         }
     }
     let what = "the sixteen write-chunk segments do not hold the 64 bytes written, in order";
@@ -972,7 +985,7 @@ pub static CHECKS: [Check; 9] = [
         info: CheckInfo {
             id: "rfc8267/6.4.2/sixteen-segment-read-and-write-chunks",
             judges: &["~rfc8267/6.4.2#2"],
-            acceptable: "for an NFSv4.1 COMPOUND sent inline (RDMA_MSG) writing 64 bytes to `scratch` (anonymous stateid, FILE_SYNC4), the data in a Read chunk of sixteen 4-byte segments at its position, then reading them back with one Write chunk of sixteen 4-byte segments (a read list and a write list within RFC 8267 6.4.2's prescriptions, in one call): WRITE NFS4_OK with count 64, READ NFS4_OK with the 64 bytes written across the sixteen segments, each returned with length 4, none inline; ERR_CHUNK, GARBAGE_ARGS, NFS4ERR_BADXDR, silence or a lost connection fails (the same COMPOUND with one segment a chunk then shows whether the segment count or the two lists together were refused), and so does a READ that fails (or is missing) after WRITE NFS4_OK, unless for the grace period (NFS4ERR_GRACE, NFS4ERR_DELAY); inconclusive unless the WRITE is done (NFS4ERR_GRACE is tried again for 90 s) and the READ is not refused for the grace period; a server that serves no NFSv4.1 over RDMA is unsupported",
+            acceptable: "for an NFSv4.1 COMPOUND sent inline (RDMA_MSG) writing 64 bytes to `scratch` (anonymous stateid, FILE_SYNC4), the data in a Read chunk of sixteen 4-byte segments at its position, then reading them back with one Write chunk of sixteen 4-byte segments (a read list and a write list within RFC 8267 6.4.2's prescriptions, in one call): WRITE NFS4_OK with count 64, READ NFS4_OK with the 64 bytes written across the sixteen segments, each returned with length 4, none inline; ERR_CHUNK, GARBAGE_ARGS, NFS4ERR_BADXDR, silence or a lost connection fails (the same COMPOUND with one segment a chunk then shows whether the segment count or the two lists together were refused), and so does a READ that fails (or is missing) after WRITE NFS4_OK where the same COMPOUND with one segment a chunk reads the bytes (NFS4ERR_GRACE and NFS4ERR_DELAY, or the READ failing with one segment too, are inconclusive); inconclusive unless the WRITE is done (NFS4ERR_GRACE is tried again for 90 s) and the READ is not refused for the grace period; a server that serves no NFSv4.1 over RDMA is unsupported",
             rationale: "A client that knows nothing of the server's limits may send a Read chunk and a Write chunk, sixteen segments each, in one call (RFC 8267 6.4.2); a server that takes each list alone but not both breaks every COMPOUND that writes and reads.",
             groups: &["chunks", "read-chunks", "write-chunks", "nfs41"],
             broken_by: &[
@@ -981,7 +994,7 @@ pub static CHECKS: [Check; 9] = [
                 ("write-chunk-over-eight-segments", Outcome::Fail),
                 ("read-fails-in-sixteen-segment-chunk", Outcome::Fail),
             ],
-            precondition: Some("the WRITE of the COMPOUND is done (NFS4_OK), or fails to decode (NFS4ERR_BADXDR), not refused for the grace period or another cause of the export's; the READ after it is not refused for the grace period"),
+            precondition: Some("the WRITE of the COMPOUND is done (NFS4_OK), or fails to decode (NFS4ERR_BADXDR), not refused for the grace period or another cause of the export's; the READ after it is not refused for the grace period, nor fails with one segment a chunk too"),
         },
         run: sixteen_segment_read_and_write_chunks,
     },

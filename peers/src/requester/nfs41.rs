@@ -46,8 +46,9 @@ fn garbage_args(reply: &[u8], profile: &rpcrdma_codec::Profile) -> bool {
 /// NFSv4's RPC version (RFC 8881 16).
 const NFS_V4: u32 = 4;
 
-/// The NULLs of [`Session::null_window`]: more than a small grant lets out at once.
-const NULL_WINDOW: u32 = 8;
+/// The NULLs of [`Session::null_window`]: more than a small grant lets out at once, and more
+/// than `ambiguous-credit`'s 4 still to send once its replies grant 8 (its proof of demand).
+const NULL_WINDOW: u32 = 12;
 
 /// How long the requester stays to answer reverse-direction calls before it ends its session.
 const LINGER: Duration = Duration::from_millis(150);

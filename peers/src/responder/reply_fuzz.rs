@@ -58,7 +58,8 @@ impl Mutation {
 }
 
 /// Which message a mutation decision is for: its connection's ordinal among the responder's
-/// connections ([`ReplyFuzz::connection`], from 1, in the order they were accepted) and its
+/// connections ([`ReplyFuzz::connection`], from 1, in the order their sessions start: two
+/// connections accepted at nearly the same moment may take each other's numbers) and its
 /// own ordinal within its kind on that connection (the n-th reply, the n-th reverse-direction
 /// call; from 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -72,9 +73,10 @@ const REPLY: u64 = 1;
 const REVERSE_CALL: u64 = 2;
 
 /// Mutates one reply in `one_in`. Whether and how a message is mutated is drawn from the seed
-/// and the message's [`MessageId`] alone, never from what came before it: a message that comes
-/// or not with the requester's timing (a call sent again, a callback raced with a
-/// disconnection) changes nothing about the others, so a seed names each message's mutation.
+/// and the message's [`MessageId`] alone, never from a generator shared by every message: a
+/// message that comes or not with the requester's timing (a call sent again, a callback raced
+/// with a disconnection) shifts only the later messages of its kind on its own connection (and
+/// a connection that comes or not, the later connections' numbers), not the whole session.
 #[derive(Debug)]
 pub struct ReplyFuzz {
     seed: u64,

@@ -138,7 +138,8 @@ scenarios! {
         /// does every later reply on the connection; once the requester has that many calls
         /// outstanding, an RDMA_ERROR ERR_CHUNK with the XID of that answered READ and an
         /// rdma_credit far above the grant ([`Scenario::undetermined_message`]), then
-        /// [`AMBIGUOUS_HOLD`] before the next reply.
+        /// [`AMBIGUOUS_HOLD`] before the next reply, which and every later one grants
+        /// [`AMBIGUOUS_RAISED_GRANT`].
         AmbiguousCredit = "ambiguous-credit",
     }
 }
@@ -150,8 +151,13 @@ pub const SHRUNK_GRANT: u32 = 1;
 pub const HUGE_GRANT: u32 = 1024;
 
 /// The grant of every reply from `ambiguous-credit`'s on: below the calls its workloads have
-/// outstanding at once (sixteen READs; the reference requester's window of eight NULLs).
+/// outstanding at once (sixteen READs; the reference requester's window of twelve NULLs).
 pub const AMBIGUOUS_GRANT: u32 = 4;
+
+/// The grant of every reply after `ambiguous-credit`'s hold: above [`AMBIGUOUS_GRANT`], so a
+/// requester with more calls waiting shows it then (its demand to go beyond the grant during
+/// the hold, where it kept to [`AMBIGUOUS_GRANT`] or not).
+pub const AMBIGUOUS_RAISED_GRANT: u32 = 8;
 
 /// How long `ambiguous-credit` holds its next reply after the message of undetermined
 /// direction: time for a requester that took its credit value to send beyond the grant.

@@ -2,14 +2,15 @@
 //! has that many calls outstanding, the responder sends a message whose direction neither
 //! context nor a payload tells ([`Scenario::undetermined_message`]) and holds its next reply,
 //! so a requester that took the message's credit value as a grant has the time to send
-//! beyond the grant, where the observation tap records it.
+//! beyond the grant, where the observation tap records it; the replies after the hold grant
+//! more, so a requester that had calls waiting shows it.
 
 use std::collections::VecDeque;
 use std::time::Instant;
 
 use rpcrdma_codec::v1::{Body, FixedFields, Message};
 
-use super::script::{AMBIGUOUS_GATHER, AMBIGUOUS_GRANT, AMBIGUOUS_HOLD};
+use super::script::{AMBIGUOUS_GATHER, AMBIGUOUS_GRANT, AMBIGUOUS_HOLD, AMBIGUOUS_RAISED_GRANT};
 use super::{reverse, Scenario, Session, Stop};
 use crate::transport::{Event, WcStatus};
 
@@ -69,5 +70,8 @@ pub(super) fn before_answering(s: &mut Session<'_>, data: &[u8], pending: &mut V
         s.observe_arrival(&more);
         pending.push_back(more);
     }
+    // From here the replies grant more: a requester with calls waiting sends them now, which
+    // shows it had the demand to go beyond the grant during the hold.
+    s.scripted_grant = Some(AMBIGUOUS_RAISED_GRANT);
     Ok(())
 }

@@ -237,7 +237,9 @@ impl Connection for EmulatedConnection {
         self.post_send(msg, Some(handle))
     }
 
-    /// The batch's Sends under one lock: the peer sees all of them or none.
+    /// The batch's Sends under one lock: the peer cannot take a receive or close between them
+    /// (each is still posted as `post_send_locked` posts one: a Send that finds no receive
+    /// posted, or a send fault, does not stop the rest).
     fn send_batch(&mut self, msgs: &[(Vec<u8>, Option<u32>)]) -> Result<()> {
         let mut p = self.lock();
         msgs.iter().try_for_each(|(msg, invalidate)| self.post_send_locked(&mut p, msg, *invalidate))

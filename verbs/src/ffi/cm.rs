@@ -431,15 +431,20 @@ impl CmId {
         let poll = ops.poll_cq.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
         let st = self.qp.as_mut().expect("checked in qp_ptr");
         // On the stack: a poll that finds nothing (most of them while waiting) allocates nothing.
-        let mut wcs = [MaybeUninit::<IbvWc>::uninit(); POLL_BATCH];
+        // Zeroed, not uninitialised: a provider need not write every field (ibv_poll_cq(3): on
+        // an error status only wr_id, status, qp_num and vendor_err are valid; byte_len is not
+        // set for a Send), and every field is read below.
+        let mut wcs = [MaybeUninit::<IbvWc>::zeroed(); POLL_BATCH];
         // SAFETY: the CQ is live (held by QpState); `wcs` has room for POLL_BATCH entries and
         // the provider writes at most that many, the count it returns.
         let n = unsafe { poll(st.cq.cq, POLL_BATCH as c_int, wcs.as_mut_ptr().cast::<IbvWc>()) };
         if n < 0 {
             return Err(io::Error::other(format!("ibv_poll_cq failed ({n})")));
         }
-        // SAFETY: the provider initialised the first `n` entries (n <= POLL_BATCH).
-        for wc in wcs[..n as usize].iter().map(|w| unsafe { w.assume_init() }) {
+        let n = (n as usize).min(POLL_BATCH);
+        // SAFETY: every entry is initialised: zeroed (IbvWc is plain integers, for which all
+        // zeros is a value), then partly or wholly written by the provider.
+        for wc in wcs[..n].iter().map(|w| unsafe { w.assume_init() }) {
             out.push(Completion {
                 wr_id: wc.wr_id,
                 status: wc.status,
@@ -453,7 +458,7 @@ impl CmId {
                 buf: st.inflight.remove(&wc.wr_id),
             });
         }
-        Ok(n as usize)
+        Ok(n)
     }
 
     /// Arms the CQ's completion channel for the next completion.

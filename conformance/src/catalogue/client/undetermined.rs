@@ -9,7 +9,7 @@
 use std::collections::HashSet;
 
 use rpcrdma_codec::v1::Proc;
-use rpcrdma_peers::responder::script::AMBIGUOUS_GRANT;
+use rpcrdma_peers::responder::script::{AMBIGUOUS_GRANT, AMBIGUOUS_RAISED_GRANT};
 use rpcrdma_peers::responder::Scenario;
 
 use super::calls::{is_reverse_answer, plural, reverse_xids};
@@ -21,10 +21,15 @@ use crate::engine::{CheckInfo, Judged, Outcome, Verdict};
 struct Seen4_1 {
     /// The rdma_credit of the message, once sent, and the calls outstanding then.
     sent: Option<(u32, usize)>,
-    /// Calls that arrived after it.
+    /// Calls that arrived during the hold (after the message, before our next reply).
     calls: usize,
     /// The most calls outstanding at the arrival of one of them.
     worst: usize,
+    /// Whether our next reply went (the hold over, the grant raised).
+    raised: bool,
+    /// The most calls outstanding at the arrival of a call after it: above the grant of the
+    /// hold, the requester had calls waiting then.
+    demand: usize,
 }
 
 /// Follows the scenario's connection: forward calls outstanding (by XID, the requester's
@@ -38,7 +43,9 @@ fn follow(s: &Served<'_>, injected: u32) -> Seen4_1 {
             Seen::Call(f) if f.carries_rpc_message() && !is_reverse_answer(f, &reverse) => {
                 let Some(h) = f.fixed() else { continue };
                 outstanding.insert(h.xid);
-                if seen.sent.is_some() {
+                if seen.raised {
+                    seen.demand = seen.demand.max(outstanding.len());
+                } else if seen.sent.is_some() {
                     seen.calls += 1;
                     seen.worst = seen.worst.max(outstanding.len());
                 }
@@ -50,6 +57,7 @@ fn follow(s: &Served<'_>, injected: u32) -> Seen4_1 {
                     seen.sent = Some((h.credit, outstanding.len()));
                     continue;
                 }
+                seen.raised |= seen.sent.is_some();
                 outstanding.remove(&h.xid);
             }
             _ => {}
@@ -82,26 +90,34 @@ fn undetermined_credit_ignored(served: &[Served<'_>]) -> Judged {
         );
         return Err(Verdict::inconclusive(want, why));
     };
+    if then != n {
+        // More outstanding than the grant: calls sent under an earlier, larger grant were
+        // still coming, and any beyond the grant now would not be the message's doing.
+        let why = format!("{then} calls outstanding when the message went, not the grant's {n}");
+        return Err(Verdict::inconclusive(want, why));
+    }
     if seen.worst > n {
         let got = format!(
-            "{} calls outstanding after the RDMA_ERROR of the answered call {xid:#010x} with rdma_credit {credit} ({then} outstanding when it came), every reply granting {n}: its credit value taken as a grant",
+            "{} calls outstanding during the hold after the RDMA_ERROR of the answered call {xid:#010x} with rdma_credit {credit} ({then} outstanding when it came), every reply granting {n}: its credit value taken as a grant",
             seen.worst
         );
         return Err(Verdict::fail(want, got));
     }
-    if seen.worst < n {
+    if seen.demand <= n {
+        // Calls our replies set off (one each) never take it above the grant: only calls
+        // that were waiting do, and only those show the requester could have gone beyond it.
         let got = format!(
-            "{} {} after the message, at most {} outstanding: the requester did not fill the grant again, so it showed no demand to go beyond it",
+            "{} {} during the hold (at most {} outstanding); once our replies granted {AMBIGUOUS_RAISED_GRANT}, at most {} outstanding: no call was waiting, so the requester showed no demand to go beyond the grant",
             seen.calls,
             plural(seen.calls, "call"),
-            seen.worst
+            seen.worst,
+            seen.demand
         );
         return Err(Verdict::inconclusive(want, got));
     }
     let got = format!(
-        "{} {} after the RDMA_ERROR of the answered call {xid:#010x} with rdma_credit {credit} ({then} outstanding when it came), never more than {n} outstanding",
-        seen.calls,
-        plural(seen.calls, "call")
+        "never more than {n} outstanding during the hold after the RDMA_ERROR of the answered call {xid:#010x} with rdma_credit {credit} ({then} outstanding when it came), with calls waiting: {} outstanding as soon as our replies granted {AMBIGUOUS_RAISED_GRANT}",
+        seen.demand
     );
     Ok(Verdict::pass(want, got))
 }
@@ -110,11 +126,11 @@ pub static CHECKS: [ClientCheck; 1] = [ClientCheck {
     info: CheckInfo {
         id: "rfc8167/4.1/requester-ignores-undetermined-credit",
         judges: &["rfc8167/4.1#2"],
-        acceptable: "after an RDMA_ERROR with the XID of an answered call and an rdma_credit far above the grant, sent while the grant's 4 calls are outstanding, never more than 4 outstanding",
+        acceptable: "after an RDMA_ERROR with the XID of an answered call and an rdma_credit far above the grant, sent while the grant's 4 calls are outstanding, never more than 4 outstanding until our next reply (held 500 ms); inconclusive unless calls were waiting then (more than 4 outstanding once our replies grant 8)",
         rationale: "An RDMA_ERROR comes from a Responder, which in bidirectional operation both peers are; with an XID matching no outstanding call, nothing tells whether its credit value is a grant or a request (RFC 8167 4.1). A requester taking it as a grant sends beyond the receives the server posted.",
         groups: &["client", "scenario", "credits", "reverse"],
         broken_by: &[("apply-undetermined-credit", Outcome::Fail)],
-        precondition: Some("the grant's worth of calls outstanding after the replies granted 4 (the message is sent then), and a call after the message bringing them to 4 again: the demand to go beyond the grant"),
+        precondition: Some("exactly the grant's 4 calls outstanding when the message is sent, and calls waiting at the end of the hold: more than 4 outstanding once our replies grant 8 (calls our replies set off, one each, never get there)"),
     },
     scenario: Some(Scenario::AmbiguousCredit),
     judge: undetermined_credit_ignored,
