@@ -14,7 +14,7 @@ use rpcrdma_conformance::engine::{
 use rpcrdma_conformance::frame;
 use rpcrdma_peers::responder::{Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::forward::{BentConnector, Hooks};
 use rpcrdma_peers::transport::{Connection, Event, Result as TResult};
 
 mod common;
@@ -141,40 +141,18 @@ fn a_panicking_scenario_is_a_harness_error_not_a_peer_failure() {
 
 /// The reference responder behind connections that `hooks` bend (a fresh copy of them for
 /// each connection): a peer that never gives a check the event it needs.
-struct Bent<H> {
-    responder: EmulatedConnector<Responder>,
-    hooks: H,
-    what: &'static str,
-}
+type Bent<H> = BentConnector<EmulatedConnector<Responder>, H>;
 
-impl<H: Hooks + Clone + 'static> rpcrdma_peers::transport::Connector for Bent<H> {
-    fn connect(&mut self, private_data: &[u8], deadline: std::time::Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Forward::boxed(self.responder.connect(private_data, deadline)?, self.hooks.clone()))
-    }
-
-    fn describe(&self) -> String {
-        format!("emulated, {}", self.what)
-    }
-
-    fn port(&self) -> Option<u16> {
-        self.responder.port()
-    }
-
-    fn connect_at(
-        &mut self,
-        port: u16,
-        private_data: &[u8],
-        deadline: std::time::Instant,
-    ) -> Option<TResult<Box<dyn Connection>>> {
-        Some(self.responder.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, self.hooks.clone())))
-    }
+/// The reference responder with `faults`, bent by `hooks` (`what` says how).
+fn bent<H: Hooks + Clone>(faults: Faults, hooks: H, what: &str) -> Bent<H> {
+    BentConnector::new(responder(faults), hooks, format!("emulated, {what}"))
 }
 
 /// The reference responder behind a connection that rewrites the NFSv3 READDIR calls we send
 /// to ask for at most 256 bytes: a responder that answers a READDIR with a short listing, so
 /// the reply fits inline and the reply chunk is never needed.
 fn short_readdir(faults: Faults) -> Bent<ShortReaddirHooks> {
-    Bent { responder: responder(faults), hooks: ShortReaddirHooks, what: "READDIR counts cut to 256" }
+    bent(faults, ShortReaddirHooks, "READDIR counts cut to 256")
 }
 
 /// Cuts the count of every READDIR call we send.
@@ -202,7 +180,7 @@ impl Hooks for ShortReaddirHooks {
 /// With `cb_null_only`, only the CB_NULLs (procedure 0) are lost, answered by the connection.
 fn no_reverse_calls(faults: Faults, cb_null_only: bool) -> Bent<NoReverseCallsHooks> {
     let hooks = NoReverseCallsHooks { cb_null_only, sent: Default::default() };
-    Bent { responder: responder(faults), hooks, what: "the responder's reverse-direction calls lost" }
+    bent(faults, hooks, "the responder's reverse-direction calls lost")
 }
 
 /// Loses the responder's messages that answer no call of ours (or only its CB_NULLs).
@@ -348,8 +326,7 @@ impl Hooks for UnknownErrorHooks {
 fn every_received_message_is_decoded_under_the_runs_profile() {
     let rfc5666 = Profile { error_arm: ErrorArm::Rfc5666, ..Profile::default() };
     for (profile, decodes) in [(Profile::default(), false), (rfc5666, true)] {
-        let mut conn =
-            Bent { responder: responder(Faults::default()), hooks: UnknownErrorHooks, what: "errors of code 3" };
+        let mut conn = bent(Faults::default(), UnknownErrorHooks, "errors of code 3");
         let mut ctx = Ctx::new(&mut conn, RunOptions { profile, ..options() });
         ctx.connect().expect("connected");
         let null = ctx.null();

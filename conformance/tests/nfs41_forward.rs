@@ -9,7 +9,7 @@ use rpcrdma_conformance::catalogue;
 use rpcrdma_conformance::engine::{run_check, Check, Outcome, RunOptions};
 use rpcrdma_peers::responder::{Config, Faults, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::forward::{BentConnector, Forward, Hooks};
 use rpcrdma_peers::transport::{Connection, Connector, Result as TResult};
 
 const FIRST: &str = "rfc8267/6.4.1/first-read-first-chunk";
@@ -185,35 +185,15 @@ impl Hooks for NoScratch {
 }
 
 /// The reference responder behind [`NoScratch`].
-struct NoWrite(EmulatedConnector<Responder>);
-
-impl Connector for NoWrite {
-    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, NoScratch))
-    }
-
-    fn describe(&self) -> String {
-        format!("{}, `scratch` renamed", self.0.describe())
-    }
-
-    fn port(&self) -> Option<u16> {
-        self.0.port()
-    }
-
-    fn connect_at(
-        &mut self,
-        port: u16,
-        private_data: &[u8],
-        deadline: Instant,
-    ) -> Option<TResult<Box<dyn Connection>>> {
-        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, NoScratch)))
-    }
+fn no_write(inner: EmulatedConnector<Responder>) -> BentConnector<EmulatedConnector<Responder>, NoScratch> {
+    let describe = format!("{}, `scratch` renamed", inner.describe());
+    BentConnector::new(inner, NoScratch, describe)
 }
 
 #[test]
 fn both_lists_at_once_is_inconclusive_with_no_write_and_fails_on_a_refusal_either_way() {
     // No WRITE run (the LOOKUP fails): nothing to judge, however faithful the server.
-    let r = run_check(check(BOTH), &mut NoWrite(responder(Faults::default())), &options());
+    let r = run_check(check(BOTH), &mut no_write(responder(Faults::default())), &options());
     assert_eq!(r.outcome, Outcome::Inconclusive, "faithful, no WRITE: {}", r.actual);
     // A refusal of the two lists shows before any operation runs: a failure either way, and
     // the one-segment control tells the two lists together (refused too) from the segment
@@ -227,7 +207,7 @@ fn both_lists_at_once_is_inconclusive_with_no_write_and_fails_on_a_refusal_eithe
             let r = if with_write {
                 run_check(check(BOTH), &mut responder(Faults::only(fault)), &options())
             } else {
-                run_check(check(BOTH), &mut NoWrite(responder(Faults::only(fault))), &options())
+                run_check(check(BOTH), &mut no_write(responder(Faults::only(fault))), &options())
             };
             assert_eq!(r.outcome, Outcome::Fail, "{fault}, WRITE possible {with_write}: {}", r.actual);
             let actual = r.actual.to_string();
@@ -247,7 +227,7 @@ fn a_read_that_fails_after_the_write_succeeded_fails_both_lists_at_once() {
     let actual = r.actual.to_string();
     assert!(actual.contains("READ result Some((10006, None)) after WRITE NFS4_OK count 64"), "{actual}");
     // No WRITE done (the LOOKUP fails): the READ's failure proves nothing.
-    let r = run_check(check(BOTH), &mut NoWrite(responder(Faults::only(FAULT))), &options());
+    let r = run_check(check(BOTH), &mut no_write(responder(Faults::only(FAULT))), &options());
     assert_eq!(r.outcome, Outcome::Inconclusive, "{}", r.actual);
 }
 

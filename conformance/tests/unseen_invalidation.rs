@@ -6,16 +6,20 @@ use std::time::Instant;
 
 use rpcrdma_conformance::engine::{run_check, Outcome};
 use rpcrdma_peers::responder::Faults;
-use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::forward::{BentConnector, Hooks};
 use rpcrdma_peers::transport::{Connection, Connector, Event, Result as TResult, WcStatus};
 
 mod common;
 use common::{check, options, responder};
 
 /// Like siw through rdma-core: every receive arrives as a plain Send.
-struct Unseeing<C>(C);
+fn unseeing<C: Connector>(inner: C) -> BentConnector<C, UnseeingHooks> {
+    let describe = format!("{} (blind to Send With Invalidate)", inner.describe());
+    BentConnector::new(inner, UnseeingHooks, describe)
+}
 
 /// Reports every receive as a plain Send, and says it cannot tell.
+#[derive(Clone)]
 struct UnseeingHooks;
 
 impl Hooks for UnseeingHooks {
@@ -32,26 +36,6 @@ impl Hooks for UnseeingHooks {
     }
 }
 
-impl<C: Connector> Connector for Unseeing<C> {
-    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, UnseeingHooks))
-    }
-    fn describe(&self) -> String {
-        format!("{} (blind to Send With Invalidate)", self.0.describe())
-    }
-    fn port(&self) -> Option<u16> {
-        self.0.port()
-    }
-    fn connect_at(
-        &mut self,
-        port: u16,
-        private_data: &[u8],
-        deadline: Instant,
-    ) -> Option<TResult<Box<dyn Connection>>> {
-        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, UnseeingHooks)))
-    }
-}
-
 const RESTS_ON_INVALIDATION: [&str; 5] = [
     "rfc8797/4.1/invalidate-request-rkey",
     "rfc8797/4.1/no-invalidate-without-r",
@@ -65,7 +49,7 @@ fn checks_resting_on_send_with_invalidate_are_unsupported_where_it_cannot_be_see
     for id in RESTS_ON_INVALIDATION {
         let seen = run_check(check(id), &mut responder(Faults::default()), &options());
         assert_eq!(seen.outcome, Outcome::Pass, "{id} seeing: {}", seen.actual);
-        let unseen = run_check(check(id), &mut Unseeing(responder(Faults::default())), &options());
+        let unseen = run_check(check(id), &mut unseeing(responder(Faults::default())), &options());
         assert_eq!(unseen.outcome, Outcome::Unsupported, "{id} unseeing: {}", unseen.actual);
     }
 }
@@ -76,22 +60,22 @@ fn a_responder_that_invalidates_wrongly_fails_only_where_that_is_seen() {
     let id = "rfc8797/4.1/no-invalidate-without-r";
     let seen = run_check(check(id), &mut responder(faults.clone()), &options());
     assert_eq!(seen.outcome, Outcome::Fail, "{}", seen.actual);
-    let unseen = run_check(check(id), &mut Unseeing(responder(faults)), &options());
+    let unseen = run_check(check(id), &mut unseeing(responder(faults)), &options());
     assert_eq!(unseen.outcome, Outcome::Unsupported, "{}", unseen.actual);
 }
 
 #[test]
 fn where_r_cannot_be_seen_the_sizes_can_still_fail_a_private_data_check_but_not_pass_it() {
     let id = "rfc8797/5.1/absent-as-zero-fields";
-    let unseen = run_check(check(id), &mut Unseeing(responder(Faults::default())), &options());
+    let unseen = run_check(check(id), &mut unseeing(responder(Faults::default())), &options());
     assert_eq!(unseen.outcome, Outcome::Unsupported, "{}", unseen.actual);
     // A responder that assumes a large receive size without private data sends over 1024
     // bytes: seen on any transport.
     let faults = Faults { assume_large_peer_receive: true, ..Faults::default() };
-    let unseen = run_check(check(id), &mut Unseeing(responder(faults)), &options());
+    let unseen = run_check(check(id), &mut unseeing(responder(faults)), &options());
     assert_eq!(unseen.outcome, Outcome::Fail, "{}", unseen.actual);
     // One that takes R as set without private data is seen only where invalidation is.
     let faults = Faults { assume_peer_remote_invalidation: true, ..Faults::default() };
-    let unseen = run_check(check(id), &mut Unseeing(responder(faults)), &options());
+    let unseen = run_check(check(id), &mut unseeing(responder(faults)), &options());
     assert_eq!(unseen.outcome, Outcome::Unsupported, "{}", unseen.actual);
 }

@@ -13,7 +13,7 @@ use rpcrdma_harness::report::pcap::{file_name, DEFAULT_MTU};
 use rpcrdma_peers::transport::RemoteOp;
 
 use crate::limits::{MALFORMED_ON_PURPOSE, UNMATCHED_ON_PURPOSE, WIRESHARK_CANNOT_MATCH, WIRESHARK_CANNOT_REASSEMBLE};
-use crate::runs::{rdma_ops, reference, run_all, Blind};
+use crate::runs::{blind, rdma_ops, reference, run_all};
 use crate::{hex, number};
 
 /// The fields read from each frame of a whole run's captures.
@@ -261,7 +261,7 @@ fn check_captures(results: &[CheckResult], label: &str) -> Vec<String> {
 #[ignore = "needs tshark; CI runs it"]
 fn wireshark_reads_whole_runs() {
     let mut problems = check_captures(&run_all(&mut reference()), "emulated");
-    problems.extend(check_captures(&run_all(&mut Blind(reference())), "reconstructed"));
+    problems.extend(check_captures(&run_all(&mut blind(reference())), "reconstructed"));
     let listed =
         WIRESHARK_CANNOT_REASSEMBLE.iter().chain(WIRESHARK_CANNOT_MATCH).chain(UNMATCHED_ON_PURPOSE).map(|(n, _)| n);
     for name in MALFORMED_ON_PURPOSE.iter().chain(listed) {

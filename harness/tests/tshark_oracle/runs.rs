@@ -9,43 +9,27 @@ use rpcrdma_conformance::engine::ctx::{Direction, RdmaOp, Wire};
 use rpcrdma_conformance::engine::{run_check, CheckResult, RunOptions};
 use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::emulated::EmulatedConnector;
-use rpcrdma_peers::transport::forward::{Forward, Hooks};
+use rpcrdma_peers::transport::forward::{BentConnector, Hooks};
 use rpcrdma_peers::transport::{
     Connection, Connector, Region, RemoteAccess, RemoteOp, Result as TResult, TransportError,
 };
 
 /// A connector whose connections, like verbs, cannot show the peer's one-sided operations on
 /// our memory: the transcript must reconstruct them.
-pub struct Blind<C>(pub C);
+/// Its ports too, as verbs has them: a check connecting elsewhere (RFC 8267 6.3) connects in
+/// both runs, which keeps the fabric's handles (drawn per connection) the same.
+pub fn blind<C: Connector>(inner: C) -> BentConnector<C, BlindHooks> {
+    let describe = format!("{} (blind to remote accesses)", inner.describe());
+    BentConnector::new(inner, BlindHooks, describe)
+}
 
 /// Hides what the peer did to our memory, as verbs does.
-struct BlindHooks;
+#[derive(Clone)]
+pub struct BlindHooks;
 
 impl Hooks for BlindHooks {
     fn accesses(&self, _: &dyn Connection, _: &Region) -> TResult<Vec<RemoteAccess>> {
         Err(TransportError::Environment("a target does not see one-sided operations".into()))
-    }
-}
-
-impl<C: Connector> Connector for Blind<C> {
-    fn connect(&mut self, private_data: &[u8], deadline: std::time::Instant) -> TResult<Box<dyn Connection>> {
-        Ok(Forward::boxed(self.0.connect(private_data, deadline)?, BlindHooks))
-    }
-    fn describe(&self) -> String {
-        format!("{} (blind to remote accesses)", self.0.describe())
-    }
-    // The ports too, as verbs has them: a check connecting elsewhere (RFC 8267 6.3) connects
-    // in both runs, which keeps the fabric's handles (drawn per connection) the same.
-    fn port(&self) -> Option<u16> {
-        self.0.port()
-    }
-    fn connect_at(
-        &mut self,
-        port: u16,
-        private_data: &[u8],
-        deadline: std::time::Instant,
-    ) -> Option<TResult<Box<dyn Connection>>> {
-        Some(self.0.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, BlindHooks)))
     }
 }
 
@@ -95,7 +79,7 @@ const DATA_SEEDED_BY_AN_UNSENT_XID: &[&str] = &[
 #[test]
 fn reconstructed_one_sided_operations_match_the_fabric() {
     let seen = run_all(&mut reference());
-    let rebuilt = run_all(&mut Blind(reference()));
+    let rebuilt = run_all(&mut blind(reference()));
     let mut problems = Vec::new();
     let mut compared = 0;
     for (s, b) in seen.iter().zip(&rebuilt) {

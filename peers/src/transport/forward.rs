@@ -6,7 +6,7 @@
 
 use std::time::Instant;
 
-use super::{Access, Connection, Event, Region, RemoteAccess, Result};
+use super::{Access, Connection, Connector, Event, Region, RemoteAccess, Result};
 
 /// What a [`Forward`] connection bends; every hook forwards to `inner` unless overridden.
 pub trait Hooks: Send + 'static {
@@ -52,6 +52,41 @@ impl<H: Hooks> Forward<H> {
     /// `inner` bent by `hooks`, boxed as the connectors return it.
     pub fn boxed(inner: Box<dyn Connection>, hooks: H) -> Box<dyn Connection> {
         Box::new(Forward { inner, hooks })
+    }
+}
+
+/// A connector whose every connection is `inner`'s, bent by its own copy of `hooks`, at
+/// `inner`'s ports too (a check that connects elsewhere, RFC 8267 6.3, meets the same bent
+/// transport there).
+pub struct BentConnector<C, H> {
+    inner: C,
+    hooks: H,
+    describe: String,
+}
+
+impl<C: Connector, H: Hooks + Clone> BentConnector<C, H> {
+    /// `inner` bent by `hooks`; `describe` is what [`Connector::describe`] says of it.
+    pub fn new(inner: C, hooks: H, describe: String) -> Self {
+        BentConnector { inner, hooks, describe }
+    }
+}
+
+impl<C: Connector, H: Hooks + Clone> Connector for BentConnector<C, H> {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+        Ok(Forward::boxed(self.inner.connect(private_data, deadline)?, self.hooks.clone()))
+    }
+
+    fn describe(&self) -> String {
+        self.describe.clone()
+    }
+
+    fn port(&self) -> Option<u16> {
+        self.inner.port()
+    }
+
+    fn connect_at(&mut self, port: u16, private_data: &[u8], deadline: Instant) -> Option<Result<Box<dyn Connection>>> {
+        let hooks = self.hooks.clone();
+        Some(self.inner.connect_at(port, private_data, deadline)?.map(|c| Forward::boxed(c, hooks)))
     }
 }
 
