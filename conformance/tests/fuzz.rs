@@ -254,8 +254,8 @@ fn a_crash_ends_the_run_when_the_peer_cannot_be_restarted() {
     assert!(r.messages < 2000, "the run stopped at the crash");
 }
 
-/// Without `reuse_connections` (the default, and `fuzz` without `--reuse-connections`) every
-/// case has a connection of its own and a NULL after it: nothing goes on across cases.
+/// Without `reuse_connections` (`fuzz --fresh-connections`) every case has a connection of its
+/// own and a NULL after it: nothing goes on across cases.
 #[test]
 fn without_reuse_every_case_opens_its_own_connection_and_is_probed_by_a_null() {
     let mut c = config(7, 120, Duration::from_millis(300));

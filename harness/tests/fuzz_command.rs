@@ -44,6 +44,33 @@ fn a_bounded_run_against_the_faithful_responder_finds_nothing() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Connections go on across cases by default; `--fresh-connections` opens one for each case
+/// and probes each with a NULL; `--reuse-connections`, the default's old name, still runs.
+#[test]
+fn cases_reuse_connections_unless_asked_for_fresh_ones() {
+    let d = tmp("connections");
+    let run = |extra: &[&str], name: &str| -> Value {
+        let json = d.join(name);
+        harness()
+            .args(["fuzz", "--seconds", "20", "--max-messages", "150", "--seed", "3", "--timeout", "0.3", "--json"])
+            .arg(&json)
+            .args(extra)
+            .assert()
+            .code(0);
+        serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap()
+    };
+    let reused = run(&[], "default.json");
+    let (cases, connections) = (reused["cases"].as_u64().unwrap(), reused["connections"].as_u64().unwrap());
+    assert!(reused["reused_cases"].as_u64().unwrap() > 0 && connections < cases, "{reused}");
+    let old_name = run(&["--reuse-connections"], "old-name.json");
+    assert!(old_name["reused_cases"].as_u64().unwrap() > 0, "{old_name}");
+    let fresh = run(&["--fresh-connections"], "fresh.json");
+    assert_eq!(fresh["reused_cases"], 0, "{fresh}");
+    assert!(fresh["connections"].as_u64().unwrap() >= fresh["cases"].as_u64().unwrap(), "{fresh}");
+    harness().args(["fuzz", "--fresh-connections", "--reuse-connections"]).assert().code(2);
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
     let d = tmp("oob");

@@ -64,6 +64,11 @@ fn each_case_is_journalled_as_a_reproducer_that_replay_runs() {
     // The run ended (it did not die): its last line says so.
     let end = all.pop().unwrap();
     assert_eq!((&end["journal"], &end["ended"]), (&Value::from("end"), &Value::from("message limit")), "{end}");
+    // Its finding has a line of its own once minimised (fuzz_panic_keeps_the_findings_...).
+    let found = all.iter().filter(|l| l["journal"] == "finding").count();
+    assert_eq!(found, std::fs::read_dir(d.join("out")).unwrap().count());
+    let line_no: Vec<usize> = (0..all.len()).filter(|&i| all[i]["journal"] != "finding").collect();
+    all.retain(|l| l["journal"] != "finding");
     for l in &all {
         assert_eq!(l["format"], "rpcrdma-fuzz-reproducer/1");
         assert_eq!(l["classification"]["class"], "kernel-panic");
@@ -80,7 +85,7 @@ fn each_case_is_journalled_as_a_reproducer_that_replay_runs() {
     assert!(trials.len() >= 2 && trials.iter().all(|l| l["case"] == all[first_trial - 1]["case"]));
     // The case that found the out-of-bounds write is the line before the first trial: saved on
     // its own, `replay` reads it and sends it, and the faulty responder writes out of bounds.
-    let line = std::fs::read_to_string(&j).unwrap().lines().nth(first_trial - 1).unwrap().to_string();
+    let line = std::fs::read_to_string(&j).unwrap().lines().nth(line_no[first_trial - 1]).unwrap().to_string();
     let file = d.join("case.json");
     std::fs::write(&file, &line).unwrap();
     let out = harness().arg("replay").arg(&file).args(["--timeout", "0.3", "--fault", "write-past-segment"]).output();
@@ -161,7 +166,8 @@ const CONSOLE: &str = "\
 [  812.350500] Kernel Offset: disabled
 [  812.350600] ---[ end Kernel panic - not syncing: Fatal exception ]---
 ";
-const KIND: &str = "kernel-panic: BUG: kernel NULL pointer dereference in frwr_unmap_sync";
+// panic_on_oops made the oops fatal ("Fatal exception"): the finding is the oops's report.
+const KIND: &str = "kernel-report: BUG: kernel NULL pointer dereference in frwr_unmap_sync";
 
 fn console_of(d: &Path) -> PathBuf {
     let c = d.join("console.log");
@@ -193,12 +199,12 @@ fn fuzz_panic_makes_the_last_journal_line_a_finding_known_only_when_listed() {
 
     let (code, text) = fuzz_panic(&d, &j, &console, None);
     assert_eq!(code, 1, "{text}");
-    let file = d.join("found/001-kernel-panic.json");
+    let file = d.join("found/001-kernel-report.json");
     assert!(text.starts_with(&format!("finding: {KIND} -> {}\n", file.display())), "{text}");
     assert!(text.contains(&format!("resume: --seed 4 --skip-cases {}", last["case"])), "{text}");
     let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
-    assert_eq!(r["classification"]["class"], "kernel-panic");
-    assert_eq!(r["classification"]["detail"], KIND.trim_start_matches("kernel-panic: "));
+    assert_eq!(r["classification"]["class"], "kernel-report");
+    assert_eq!(r["classification"]["detail"], KIND.trim_start_matches("kernel-report: "));
     let observed = r["classification"]["observed"].as_str().unwrap();
     assert!(observed.contains("RIP: 0010:frwr_unmap_sync") && observed.contains("Fatal exception"), "{observed}");
     assert!(!observed.contains("earlier boot") && !observed.contains("svcrdma: listening"), "{observed}");
@@ -216,9 +222,55 @@ fn fuzz_panic_makes_the_last_journal_line_a_finding_known_only_when_listed() {
     };
     let (code, text) = fuzz_panic(&d, &j, &console, Some(&profile(KIND)));
     assert_eq!(code, 0, "{text}");
-    assert!(text.contains("002-kernel-panic.json (known: frwr bug)"), "{text}");
+    assert!(text.contains("002-kernel-report.json (known: frwr bug)"), "{text}");
     let (code, text) = fuzz_panic(&d, &j, &console, Some(&profile("kernel-panic: Oops in frwr_unmap_sync")));
     assert_eq!(code, 1, "{text}");
+    // An oops in interrupt context panics whatever panic_on_oops says: a panic of its own.
+    let in_interrupt = d.join("console-interrupt.log");
+    std::fs::write(&in_interrupt, CONSOLE.replace("Fatal exception", "Fatal exception in interrupt")).unwrap();
+    let panic_kind = KIND.replace("kernel-report:", "kernel-panic:");
+    let (code, text) = fuzz_panic(&d, &j, &in_interrupt, Some(&profile(&panic_kind)));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains(&format!("finding: {panic_kind} -> ")) && text.contains("-kernel-panic.json"), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
+/// The findings a run made before its machine died come back from their journal lines, each
+/// judged against the profile with the panic.
+#[test]
+fn fuzz_panic_keeps_the_findings_journaled_before_the_machine_died() {
+    let d = tmp("panic-findings");
+    let j = d.join("journal");
+    assert_eq!(fuzz(&d, &j, &["--seed", "1", "--max-messages", "300", "--fault", "write-past-segment"]), 1);
+    let found: Vec<Value> = lines(&j).into_iter().filter(|l| l["journal"] == "finding").collect();
+    assert!(!found.is_empty(), "the run's findings are journaled");
+    let saved: Vec<PathBuf> = std::fs::read_dir(d.join("out")).unwrap().map(|e| e.unwrap().path()).collect();
+    assert_eq!(found.len(), saved.len(), "one journal line a finding file");
+    let kinds: Vec<String> = found
+        .iter()
+        .map(|f| rpcrdma_conformance::fuzz::Reproducer::from_json(&f["finding"]).unwrap().kind.to_string())
+        .collect();
+    // The journal as a machine that died at the run's last case leaves it.
+    let j = died(&j);
+    let console = console_of(&d);
+    let (code, text) = fuzz_panic(&d, &j, &console, None);
+    assert_eq!(code, 1, "{text}");
+    for k in &kinds {
+        assert!(text.contains(&format!("finding before the panic: {k} -> ")), "{k}: {text}");
+    }
+    let files = std::fs::read_dir(d.join("found")).unwrap().count();
+    assert_eq!(files, kinds.len() + 1, "{text}");
+    // Known, every one: as expected. The panic alone known: the earlier findings fail it.
+    let profile = |kinds: &[String]| {
+        let p = d.join(format!("profile-{}.json", kinds.len()));
+        let findings: Vec<Value> = kinds.iter().map(|k| serde_json::json!({"kind": k, "reason": "known"})).collect();
+        std::fs::write(&p, serde_json::json!({"peer": "p", "divergences": [], "findings": findings}).to_string())
+            .unwrap();
+        p
+    };
+    let all: Vec<String> = kinds.iter().cloned().chain([KIND.to_string()]).collect();
+    assert_eq!(fuzz_panic(&d, &j, &console, Some(&profile(&all))).0, 0);
+    assert_eq!(fuzz_panic(&d, &j, &console, Some(&profile(&[KIND.to_string()]))).0, 1);
     std::fs::remove_dir_all(&d).unwrap();
 }
 

@@ -144,7 +144,9 @@ pub fn finding(obs: &Observation) -> Option<Kind> {
     if obs.liveness == Liveness::Silent {
         return kind(Class::Hang, "");
     }
-    if obs.liveness == Liveness::Disconnected && obs.sent > 0 && obs.well_formed.iter().all(|w| *w) {
+    // On a kept connection only when nothing before the case on it could have caused it.
+    if obs.liveness == Liveness::Disconnected && obs.sent > 0 && obs.well_formed.iter().all(|w| *w) && obs.earlier_clean
+    {
         return kind(Class::Disconnect, "");
     }
     if !obs.unanswered.is_empty() {
@@ -215,12 +217,31 @@ mod tests {
             kernel: Vec::new(),
             crash_site: None,
             after_cases: 0,
+            earlier_clean: true,
             own_probe: false,
             connections: 1,
             spent: Default::default(),
             profile: Profile::default(),
             cut: false,
         }
+    }
+
+    #[test]
+    fn a_disconnect_over_well_formed_messages_is_the_case_s_only_on_a_clean_connection() {
+        let mut obs = observation(Liveness::Disconnected);
+        obs.well_formed = vec![true];
+        assert_eq!(finding(&obs).unwrap().to_string(), "disconnect");
+        // A malformed message of the case: the peer may drop the connection over it.
+        obs.well_formed = vec![true, false];
+        obs.sent = 2;
+        assert_eq!(finding(&obs), None);
+        // Earlier cases on the kept connection sent something malformed or left a call
+        // unanswered: the peer may have acted on it only now.
+        obs.well_formed = vec![true, true];
+        obs.after_cases = 3;
+        assert_eq!(finding(&obs).unwrap().to_string(), "disconnect");
+        obs.earlier_clean = false;
+        assert_eq!(finding(&obs), None);
     }
 
     #[test]

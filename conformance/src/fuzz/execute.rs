@@ -83,6 +83,10 @@ pub struct Observation {
     pub crash_site: Option<super::backtrace::Site>,
     /// Cases that ran on this case's connection before it ([`Kept`]); 0 on a fresh one.
     pub after_cases: usize,
+    /// Everything those cases sent was well-formed and every call of theirs answered (true on
+    /// a fresh connection): else the peer may still act on an earlier message, such as writing
+    /// into a region that went with its case, and a disconnect is not this case's doing.
+    pub earlier_clean: bool,
     /// The liveness was proven by the reply to the case's own last message (a well-formed
     /// call), not by a NULL.
     pub own_probe: bool,
@@ -117,11 +121,17 @@ pub struct Spent {
     pub journal: Duration,
     /// Drawing the next case and classifying the observation.
     pub generate: Duration,
+    /// Closing connections no later case goes on over (disconnect, teardown).
+    pub close: Duration,
+    /// Restarting the peer between cases (after a finding, or a case that left it unwell).
+    pub restart: Duration,
+    /// Writing the report as the run goes.
+    pub report: Duration,
 }
 
 impl Spent {
     /// The phases by name, in the order a case goes through them.
-    pub fn named(&self) -> [(&'static str, Duration); 7] {
+    pub fn named(&self) -> [(&'static str, Duration); 10] {
         [
             ("generate", self.generate),
             ("journal", self.journal),
@@ -130,6 +140,9 @@ impl Spent {
             ("wait", self.wait),
             ("check", self.check),
             ("logs", self.logs),
+            ("close", self.close),
+            ("restart", self.restart),
+            ("report", self.report),
         ]
     }
 
@@ -142,6 +155,9 @@ impl Spent {
         self.logs += other.logs;
         self.journal += other.journal;
         self.generate += other.generate;
+        self.close += other.close;
+        self.restart += other.restart;
+        self.report += other.report;
     }
 }
 
@@ -160,6 +176,9 @@ pub struct Kept {
     /// Every rdma_xid sent on it: a reply bearing one of them may be late, so only a call
     /// whose rdma_xid is new here can prove liveness by its reply.
     xids: HashSet<u32>,
+    /// Every message sent on it was well-formed and every call answered
+    /// ([`Observation::earlier_clean`]).
+    clean: bool,
 }
 
 /// One case as [`run_until`] runs it: its messages, our connection settings (sizes, credits)
@@ -228,6 +247,7 @@ fn run_bounded(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: &Pl
         kernel: Vec::new(),
         crash_site: None,
         after_cases: 0,
+        earlier_clean: true,
         own_probe: false,
         connections: 0,
         spent: Spent::default(),
@@ -239,6 +259,7 @@ fn run_bounded(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: &Pl
     match kept.take() {
         Some(k) if k.conn.is_connected() => {
             obs.after_cases = k.cases;
+            obs.earlier_clean = k.clean;
             seen_xids = k.xids;
             ctx.adopt(k.conn, k.peer_private_data);
         }
@@ -360,7 +381,11 @@ fn run_bounded(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: &Pl
         }
         obs.spent.check = t.elapsed();
         if let Some((conn, peer_private_data)) = ctx.take_connection() {
-            *kept = Some(Kept { conn, peer_private_data, cases: obs.after_cases + 1, xids: seen_xids });
+            let clean = obs.earlier_clean
+                && obs.sent == case.len()
+                && obs.well_formed.iter().all(|w| *w)
+                && obs.unanswered.is_empty();
+            *kept = Some(Kept { conn, peer_private_data, cases: obs.after_cases + 1, xids: seen_xids, clean });
         }
     } else {
         obs.spent.check = t.elapsed();
@@ -371,12 +396,15 @@ fn run_bounded(connector: &mut dyn Connector, kept: &mut Option<Kept>, plan: &Pl
         if answers {
             // The probe's new connection carried only a NULL: as good as fresh for the next case.
             if let Some((conn, peer_private_data)) = ctx.take_connection() {
-                *kept = Some(Kept { conn, peer_private_data, cases: 0, xids: HashSet::new() });
+                *kept = Some(Kept { conn, peer_private_data, cases: 0, xids: HashSet::new(), clean: true });
             }
         } else {
             obs.liveness = Liveness::Refused;
         }
     }
+    let t = Instant::now();
+    drop(ctx);
+    obs.spent.close = t.elapsed();
     obs
 }
 

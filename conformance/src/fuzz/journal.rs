@@ -144,6 +144,21 @@ pub fn end_line(seed: u64, cases: u64, ended: &str) -> String {
     json!({"journal": "end", "seed": seed, "cases": cases, "ended": ended}).to_string()
 }
 
+/// The line a finding of the run writes once it is minimised: its reproducer, so a machine that
+/// dies later in the run does not take the run's earlier findings with it ([`findings`]).
+pub fn finding_line(r: &Reproducer) -> String {
+    json!({"journal": "finding", "finding": r.to_json()}).to_string()
+}
+
+/// The findings a journal's run wrote ([`finding_line`]), in order; torn lines passed over.
+pub fn findings(text: &str) -> Vec<Reproducer> {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_matches(['\r', '\0', ' '])).ok())
+        .filter(|v| v["journal"] == "finding")
+        .filter_map(|v| Reproducer::from_json(&v["finding"]).ok())
+        .collect()
+}
+
 /// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
 /// A torn last line (the machine died during the write) is passed over for the one before;
 /// a run's end line means the machine did not die during that run.
@@ -180,6 +195,9 @@ fn last_line(text: &str) -> Result<((Reproducer, Option<Vec<u64>>), u64), String
         let value = serde_json::from_str::<Value>(line);
         if let Some(v) = value.as_ref().ok().filter(|v| v["journal"] == "end") {
             return Err(format!("the run ended ({}) after its last case: no case died with the machine", v["ended"]));
+        }
+        if value.as_ref().is_ok_and(|v| v["journal"] == "finding") {
+            continue;
         }
         let parsed = value.map_err(|e| e.to_string()).and_then(|v| {
             let after = v["journal"]["after"].as_array().map(|a| a.iter().filter_map(Value::as_u64).collect());
@@ -258,6 +276,22 @@ mod tests {
             assert_eq!(last_entry(&l).unwrap().0.messages, wires, "case {n}");
         }
         assert!(regions > 100 && fixups > 100, "{regions} regions, {fixups} fixups");
+    }
+
+    #[test]
+    fn findings_read_back_and_are_no_case_to_blame() {
+        let wires = vec![generate::null_call(7, 32).encode()];
+        let case = reproducer(&Config::default(), "p".into(), Sent::Case(3), &wires);
+        let mut found = reproducer(&Config::default(), "p".into(), Sent::Case(3), &wires);
+        found.kind = Kind { class: Class::Violation, detail: "malformed-reply".into() };
+        found.observed = "seen".into();
+        let f = finding_line(&found);
+        assert!(!f.contains('\n'));
+        let text = format!("{}\n{f}\n{}", line(&case, Sent::Case(3)), &f[..f.len() / 2]);
+        assert_eq!(findings(&text), vec![found]);
+        // The case before the finding line is the last one sent.
+        assert_eq!(last_entry(&text).unwrap().0.case, 3);
+        assert!(findings(&line(&case, Sent::Case(3))).is_empty());
     }
 
     #[test]

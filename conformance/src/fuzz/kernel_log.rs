@@ -167,6 +167,13 @@ fn without_numbers(s: &str) -> String {
     out.trim().to_string()
 }
 
+/// Whether every report in `lines` is a warning (`__warn()`, kernel/panic.c: the task that
+/// warned goes on), not an oops or a `BUG` (which kill it) nor any other report.
+pub fn only_warnings(lines: &[String]) -> bool {
+    // Line by line: an oops soon after a warning is no part of the warning's report.
+    lines.iter().filter_map(|l| report_signature(l)).all(|s| s.starts_with("WARNING"))
+}
+
 /// The report lines in `lines` with their context: each report line and up to
 /// [`CONTEXT_LINES`] after it.
 pub fn reports(lines: &[String]) -> Vec<String> {
@@ -203,6 +210,10 @@ pub struct Panic {
     pub signature: String,
     /// The text from the report's first line to the panic line (and to its `---[ end` line).
     pub lines: Vec<String>,
+    /// The panic is the one `oops_end()` (arch/x86/kernel/dumpstack.c) makes of an oops
+    /// outside interrupt context when `panic_on_oops` is set (reason "Fatal exception"), and
+    /// `signature` is that oops's report: the machine died by that setting, not by the bug.
+    pub oops_made_fatal: bool,
 }
 
 /// A console line without its printk prefixes ("[   12.345678] ", "[    T1] ") and carriage return.
@@ -243,7 +254,7 @@ pub fn panic_report(console: &str) -> Option<Panic> {
     let is_report = |l: &String| report_signature(l).is_some();
     let Some(mut start) = window.iter().rposition(is_report) else {
         let signature = format!("{PANIC} {}", without_numbers(reason));
-        return Some(Panic { signature, lines: lines[at..=end].to_vec() });
+        return Some(Panic { signature, lines: lines[at..=end].to_vec(), oops_made_fatal: false });
     };
     // An "Oops:" is part of the report a few lines before it ("BUG: ...", "kernel BUG at").
     if window[start].starts_with("Oops") {
@@ -252,7 +263,8 @@ pub fn panic_report(console: &str) -> Option<Panic> {
         }
     }
     let signature = report_signatures(&window[start..]).swap_remove(0).1;
-    Some(Panic { signature, lines: lines[from + start..=end].to_vec() })
+    let oops_made_fatal = reason == "Fatal exception";
+    Some(Panic { signature, lines: lines[from + start..=end].to_vec(), oops_made_fatal })
 }
 
 #[cfg(test)]
@@ -261,6 +273,18 @@ mod tests {
 
     // Lines as the kernel prints them (formats of lib/bug.c, kernel/panic.c __warn(),
     // mm/kasan/report.c, arch/x86/mm/fault.c, kernel/hung_task.c, lib/refcount.c).
+    #[test]
+    fn only_warnings_leave_the_peer_running() {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let warn = "WARNING: CPU: 0 PID: 476 at include/linux/sunrpc/svc.h:520 svc_process+0x1f8/0x230 [sunrpc]";
+        let oops = "BUG: kernel NULL pointer dereference, address: 0000000000000008";
+        let bug = "kernel BUG at lib/sg_pool.c:117!";
+        assert!(only_warnings(&lines(&[warn, "Call Trace:", warn])));
+        assert!(only_warnings(&[]));
+        assert!(!only_warnings(&lines(&[warn, oops, "RIP: 0010:rdma_rw_ctx_init+0x1/0x2 [ib_core]"])));
+        assert!(!only_warnings(&lines(&[bug])));
+    }
+
     #[test]
     fn report_lines_get_stable_signatures() {
         let cases = [
@@ -413,6 +437,10 @@ mod tests {
             Some("---[ end Kernel panic - not syncing: Fatal exception ]---")
         );
         assert!(p.lines.iter().all(|l| !l.contains("old_warning") && !l.ends_with('\r')));
+        assert!(p.oops_made_fatal);
+        // In interrupt context oops_end() panics whatever panic_on_oops says: a panic of its own.
+        let p = panic_report(&CONSOLE.replace("Fatal exception", "Fatal exception in interrupt")).unwrap();
+        assert!(!p.oops_made_fatal && p.signature == "BUG: kernel NULL pointer dereference in frwr_unmap_sync");
     }
 
     #[test]
@@ -422,6 +450,7 @@ mod tests {
         let p = panic_report(c).unwrap();
         assert_eq!(p.signature, "Kernel panic - not syncing: VFS: Unable to mount root fs on unknown-block(N,N)");
         assert_eq!(p.lines.len(), 1);
+        assert!(!p.oops_made_fatal);
         assert_eq!(panic_report(&CONSOLE.replace("Kernel panic", "Kernel pan1c")), None);
         assert_eq!(panic_report(&format!("{CONSOLE}[    0.000000] Linux version 6.12.0\n")), None);
         assert_eq!(console_line("[  812.346555][    T1] Oops: 0002"), "Oops: 0002");

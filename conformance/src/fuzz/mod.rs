@@ -170,8 +170,8 @@ pub struct Config {
     pub memory_floor_percent: u64,
     /// Cases go on over the previous case's connection while the peer keeps it healthy, and
     /// a case's own last call proves liveness where it can (docs/fuzzing.md, "Cases and
-    /// connections"). Off: every case on a fresh connection with a NULL after it, the
-    /// sequence of earlier releases (the one the profiles' known findings were measured on).
+    /// connections"); the default. Off: every case on a fresh connection with a NULL after it
+    /// (`fuzz --fresh-connections`), the default of earlier releases.
     pub reuse_connections: bool,
 }
 
@@ -191,7 +191,7 @@ impl Default for Config {
             feedback: true,
             journal: None,
             memory_floor_percent: 25,
-            reuse_connections: false,
+            reuse_connections: true,
         }
     }
 }
@@ -651,6 +651,7 @@ pub fn run_watched(
                 // unwell: a violation leaves it answering as it was. A restart that failed
                 // during minimisation, or fails now, ends the run at once: no case is sent
                 // into a dead peer, each to cost a timeout.
+                let t = Instant::now();
                 let down = match after {
                     PeerAfter::Down(why) => Some(why),
                     PeerAfter::Unwell | PeerAfter::Well if !target.can_restart() => None,
@@ -658,13 +659,17 @@ pub fn run_watched(
                     PeerAfter::Well if target.cheap_restart() => revive(target, config, None).down(),
                     PeerAfter::Well => None,
                 };
+                report.spent.restart += t.elapsed();
                 if down.is_some() {
                     report.end_down(down, interrupt);
                     break;
                 }
             } else if target.can_restart() && (target.cheap_restart() || sick) {
+                let t = Instant::now();
                 session = Session::default();
-                if let Some(why) = revive(target, config, None).down() {
+                let revived = revive(target, config, None);
+                report.spent.restart += t.elapsed();
+                if let Some(why) = revived.down() {
                     report.end_down(Some(why), interrupt);
                     break;
                 }
@@ -688,7 +693,9 @@ pub fn run_watched(
         report.corpus = corpus.len();
         report.signatures = seen_signatures.len();
         report.memory = watch.last.is_some().then(|| watch.clone());
+        let t = Instant::now();
         on_progress(&report);
+        report.spent.report += t.elapsed();
     }
     report.elapsed = started.elapsed();
     report.memory = watch.last.is_some().then_some(watch);
@@ -715,9 +722,10 @@ fn next_case(rng: &mut Rng, xid: &mut u32, corpus: &[Vec<Spec>]) -> Vec<Spec> {
 }
 
 /// Whether a case left the peer in need of a restart: not answering, its kernel reporting a
-/// bug of its own, or its crash handler writing a backtrace.
+/// bug of its own other than a warning (an oops or a `BUG` kills the task, a warning does
+/// not), or its crash handler writing a backtrace.
 fn unwell(obs: &Observation) -> bool {
-    obs.liveness != Liveness::Answered || !obs.kernel.is_empty() || obs.crash_site.is_some()
+    obs.liveness != Liveness::Answered || !kernel_log::only_warnings(&obs.kernel) || obs.crash_site.is_some()
 }
 
 /// The finding for memory kept per connection. Its reproducer is one connection that sends

@@ -158,7 +158,9 @@ phase_extra() {
 }
 
 # client_workload VERS PORT DIR: the kernel client's workload toward `serve --fuzz` or replay:
-# a soft mount on DIR reading five, big and dir. vers=3 of /export, or vers=4.1 of the root
+# a soft mount on DIR reading five, big and dir (vers=3: then big again in 4 KiB direct reads,
+# each its own READ past the page cache, many replies a mount for the fuzzer to mutate where a
+# mount itself costs seconds under emulation). vers=3 of /export, or vers=4.1 of the root
 # (no pseudo file system) with a delegation recalled: the first read of five gets a read
 # delegation (the session has a back channel); a vers=4.2 mount is another client to `serve`
 # (the Linux client's co_ownerid names the minor version, "Linux NFSv4.2 HOST":
@@ -171,11 +173,15 @@ client_workload() {
   o=proto=rdma,port=$port,soft,timeo=10,retrans=1
   timeout 60 mount -t nfs -o "vers=$v,$o" "$IP:$p" "$m" || return 0
   timeout 60 od -An -tx1 "$m/five"; timeout 60 md5sum "$m/big"; timeout 60 ls "$m/dir" | wc -l
+  if [ "$v" = 3 ]; then
+    timeout 20 sh -c "for i in 1 2 3 4 5 6 7 8; do dd if='$m/big' of=/dev/null bs=4k iflag=direct 2>/dev/null; done"
+    echo "direct reads rc=$?"
+  fi
   if [ "$v" = 4.1 ] && timeout 20 mount -t nfs -o "vers=4.2,$o" "$IP:/" /mnt/g; then
     # Opened for writing, nothing written (five's bytes stay as the other reads expect);
     # NFS4ERR_DELAY until the delegation is returned, bounded (a mutated CB_RECALL may never be
     # answered).
-    timeout 20 sh -c ': >> /mnt/g/five'; echo "recall: open for writing from vers=4.2 rc=$?"
+    timeout 8 sh -c ': >> /mnt/g/five'; echo "recall: open for writing from vers=4.2 rc=$?"
     timeout 30 umount -f /mnt/g || umount -l /mnt/g
   fi
   timeout 30 umount -f "$m" || umount -l "$m"
@@ -257,9 +263,23 @@ phase_replay() {
 
 ganesha_up() { kill -0 "$(cat /run/ganesha.pid 2>/dev/null)" 2>/dev/null || /ganesha/restart; }
 
+# journal_device: where the fuzz journal goes, a host file either way: the virtio-serial port
+# rpcrdma.journal (its ports appear after virtio_console's probe, from a work queue), else the
+# second serial port.
+journal_device() {
+  modprobe virtio_pci 2>/dev/null; modprobe virtio_console 2>/dev/null
+  for _ in 1 2 3 4 5 6 7 8 9 10; do
+    for p in /sys/class/virtio-ports/*; do
+      if [ "$(cat "$p/name" 2>/dev/null)" = rpcrdma.journal ] && [ -c "/dev/${p##*/}" ]; then echo "/dev/${p##*/}"; return; fi
+    done
+    sleep 0.5
+  done
+  stty -F /dev/ttyS1 raw -echo 2>/dev/null; echo /dev/ttyS1
+}
+
 # The live-peer fuzzer against the server; restarted after a crash or hang. Each case is
-# journaled to the second serial port (a host file) before it is sent: after a kernel panic
-# the host names the case, and boots again to fuzz on from the next one.
+# journaled (journal_device) before it is sent: after a kernel panic the host names the
+# case, and boots again to fuzz on from the next one.
 phase_fuzz() {
   # The time: FUZZ seconds, or with FUZZ_MESSAGES (this is the last phase) until the budget,
   # for at most the time left before the watchdog less a minute to ship the reports.
@@ -267,7 +287,12 @@ phase_fuzz() {
   if [ -n "$FUZZ_MESSAGES" ] && [ -z "${FUZZ_LEFT:-}" ]; then
     room=$((WATCHDOG - $(uptime_s) - 60)); [ "$room" -le "$fs" ] || fs=$room
   fi
-  stty -F /dev/ttyS1 raw -echo 2>/dev/null; echo "@@FUZZSTART up=$(cut -d" " -f1 /proc/uptime) seconds=$fs"
+  journal=$(journal_device); echo "@@FUZZSTART up=$(cut -d" " -f1 /proc/uptime) seconds=$fs journal=$journal"
+  # An oops ends the boot (panic_on_oops): the task it killed may hold what nfsd needs to
+  # restart (a restart of 6.12's nfsd after the rdma_rw_ctx_init oops is killed after 120 s,
+  # again and again), where a new boot fuzzes on after the case; fuzz-panic names the oops's
+  # report as the finding, with the findings journaled before it.
+  echo 1 > /proc/sys/kernel/panic_on_oops
   # PANIC_AFTER=SECONDS (testing this machinery): the first boot panics that long into fuzzing.
   if [ -n "$PANIC_AFTER" ] && [ -z "${FUZZ_SKIP:-}" ]; then ( sleep "$PANIC_AFTER"; echo c > /proc/sysrq-trigger ) & fi
   set --
@@ -279,7 +304,7 @@ phase_fuzz() {
   # The harness is never what the OOM killer takes (oom_score_adj -1000; the restart command
   # inherits that, so a peer's start script puts its server back to 0).
   ( echo -1000 > /proc/self/oom_score_adj; exec "$H" fuzz --peer "$IP" --seed "$FUZZ_SEED" --out /tmp/out/fuzz \
-      --json /tmp/out/fuzz-report.json --kernel-log /dev/kmsg --restart-command "$RESTART" --journal /dev/ttyS1 "$@" \
+      --json /tmp/out/fuzz-report.json --kernel-log /dev/kmsg --restart-command "$RESTART" --journal "$journal" "$@" \
       --seconds "$fs" --skip-cases "${FUZZ_SKIP:-0}" ${PV:+--peer-version "$PV"} ) > /tmp/out/fuzz.txt 2>&1
   # Killed by a signal: fuzz-report.json (written as the run goes) says it did not end, and
   # fuzz.txt by what; a stub stands in for a report never written.

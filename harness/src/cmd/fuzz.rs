@@ -70,12 +70,15 @@ pub struct FuzzArgs {
     /// cases depends on the seed alone and `--skip-cases` resumes it exactly.
     #[arg(long)]
     pub no_feedback: bool,
-    /// Let a case go on over the previous case's connection while the peer keeps it healthy
-    /// (at most 32 cases a connection), liveness proven by a case's own last call where it can:
-    /// more cases a minute against a slow peer, but another sequence of cases than without it
-    /// (the one the reviewed profiles' known findings were measured on). A finding that needs
-    /// the cases before it names them (`preceding`); docs/fuzzing.md, "Cases and connections".
+    /// Send every case on a fresh connection with a NULL after it: slower against a slow
+    /// peer, and another sequence of cases than the default, where a case goes on over the
+    /// previous case's connection while the peer keeps it healthy (at most 32 cases a
+    /// connection) and its own last call proves liveness where it can (docs/fuzzing.md,
+    /// "Cases and connections"). Reproducers of either kind replay as their run sent them.
     #[arg(long, conflicts_with = "reverse")]
+    pub fresh_connections: bool,
+    /// The default since connections are reused (kept so scripts that ask for it still run).
+    #[arg(long, hide = true, conflicts_with_all = ["reverse", "fresh_connections"])]
     pub reuse_connections: bool,
     #[command(flatten)]
     pub wire: crate::wire_profile::WireArgs,
@@ -256,7 +259,7 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
 }
 
 /// Where the cases' time went (minimisation not counted): the run's phases, and `other` for
-/// the rest (restarts of the peer, the progress report).
+/// the rest (the run's own bookkeeping between cases).
 fn spent(r: &Report) -> Vec<(&'static str, Duration)> {
     let mut v = r.spent.named().to_vec();
     let counted: Duration = v.iter().map(|(_, d)| *d).sum();
@@ -377,14 +380,14 @@ pub fn run(args: FuzzArgs) -> Outcome {
         feedback: !args.no_feedback,
         journal: journal.clone(),
         memory_floor_percent: args.peer_memory_floor,
-        reuse_connections: args.reuse_connections,
+        reuse_connections: !args.fresh_connections,
         ..Config::default()
     };
-    let skipping = match (args.skip_cases, args.reuse_connections) {
+    let skipping = match (args.skip_cases, args.fresh_connections) {
         (0, false) => String::new(),
-        (0, true) => ", connections reused across cases".to_string(),
+        (0, true) => ", a fresh connection for each case".to_string(),
         (n, false) => format!(", skipping its first {n} cases"),
-        (n, true) => format!(", skipping its first {n} cases, connections reused across cases"),
+        (n, true) => format!(", skipping its first {n} cases, a fresh connection for each case"),
     };
     crate::textln!(
         "rpcrdma-harness {} fuzzing {} (seed {seed}{skipping}{})",
@@ -431,6 +434,10 @@ pub fn run(args: FuzzArgs) -> Outcome {
         &config,
         &crate::signals::INTERRUPT,
         |f| {
+            // Journaled too: a machine that dies later in the run keeps this finding.
+            if let Some(j) = &journal {
+                j.append(&fuzz::journal::finding_line(&f.reproducer));
+            }
             let mut files = files.borrow_mut();
             let n = files.len();
             match save(&out, f, n) {

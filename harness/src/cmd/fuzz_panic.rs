@@ -1,13 +1,15 @@
 //! `rpcrdma-harness fuzz-panic` (hidden; run on the host after the peer's machine died): the
 //! journal's last line (`fuzz --journal`) is the case that was running, the console log holds
-//! the panic; together they are a `kernel-panic` finding, saved as a reproducer file that
-//! `replay` reads, and judged against the profile's `findings`.
+//! the panic; together they are a finding (`kernel-panic`, or the oops's `kernel-report` when
+//! `panic_on_oops` made it fatal), saved as a reproducer file that `replay` reads, and judged
+//! against the profile's `findings`, with the findings the run journaled before it died.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
+use rpcrdma_conformance::expectations::KnownFinding;
 use rpcrdma_conformance::fuzz::kernel_log::panic_report;
-use rpcrdma_conformance::fuzz::{journal, Class, Kind};
+use rpcrdma_conformance::fuzz::{journal, Class, Kind, Reproducer};
 
 use crate::exit::{usage, Ending, HarnessError, Outcome};
 
@@ -50,27 +52,46 @@ fn read(path: &Path, what: &str) -> Result<String, HarnessError> {
 
 pub fn run(args: FuzzPanicArgs) -> Outcome {
     let expected = crate::profiles::load(args.expect.as_deref())?.map(|p| p.findings).unwrap_or_default();
-    let (mut repro, skip) = journal::last_entry(&read(&args.journal, "--journal")?)
-        .map_err(|e| usage(format!("--journal {}: {e}", args.journal.display())))?;
+    let text = read(&args.journal, "--journal")?;
+    let (mut repro, skip) =
+        journal::last_entry(&text).map_err(|e| usage(format!("--journal {}: {e}", args.journal.display())))?;
     let panic = panic_report(&read(&args.console, "--console")?).ok_or_else(|| {
         usage(format!(
             "--console {}: no \"Kernel panic - not syncing:\" line after the last boot",
             args.console.display()
         ))
     })?;
-    repro.kind = Kind { class: Class::KernelPanic, detail: panic.signature.clone() };
+    // An oops the kernel made fatal because panic_on_oops is set is the oops's finding, as a
+    // run that lived through it would have classified it; any other panic is one of its own.
+    let class = if panic.oops_made_fatal { Class::KernelReport } else { Class::KernelPanic };
+    repro.kind = Kind { class, detail: panic.signature.clone() };
     repro.observed =
         format!("{}; the machine panicked, its console showed:\n{}\n", repro.observed, panic.lines.join("\n"));
     std::fs::create_dir_all(&args.out)
         .map_err(|e| HarnessError::Environment(format!("--out {}: {e}", args.out.display())))?;
-    let path = args.out.join(format!("{:03}-kernel-panic.json", next_number(&args.out)));
-    let text = serde_json::to_string_pretty(&repro.to_json()).expect("JSON values serialize");
+    // The findings the run made before the machine died, from their journal lines.
+    let mut all_known = true;
+    for earlier in journal::findings(&text) {
+        let (path, known) = save(&args.out, &earlier, &expected)?;
+        all_known &= known.is_some();
+        let note = known.map_or(String::new(), |k| format!(" (known: {k})"));
+        println!("finding before the panic: {} -> {}{note}", earlier.kind, path.display());
+    }
+    let (path, known) = save(&args.out, &repro, &expected)?;
+    all_known &= known.is_some();
+    let note = known.map_or(String::new(), |k| format!(" (known: {k})"));
+    println!("finding: {} -> {}{note}", repro.kind, path.display());
+    println!("resume: --seed {} --skip-cases {skip}", repro.seed);
+    Ok(if all_known { Ending::AsExpected } else { Ending::Failed })
+}
+
+/// Writes `r` into `dir` as `NNN-CLASS.json` (numbered after the files there); the profile's
+/// reason when it lists the finding's kind.
+fn save(dir: &Path, r: &Reproducer, expected: &[KnownFinding]) -> Result<(PathBuf, Option<String>), HarnessError> {
+    let path = dir.join(format!("{:03}-{}.json", next_number(dir), r.kind.class.name()));
+    let text = serde_json::to_string_pretty(&r.to_json()).expect("JSON values serialize");
     std::fs::write(&path, text + "\n")
         .map_err(|e| HarnessError::Environment(format!("cannot write {}: {e}", path.display())))?;
-    let kind = repro.kind.to_string();
-    let known = expected.iter().find(|k| k.kind == kind);
-    let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
-    println!("finding: {kind} -> {}{note}", path.display());
-    println!("resume: --seed {} --skip-cases {skip}", repro.seed);
-    Ok(if known.is_some() { Ending::AsExpected } else { Ending::Failed })
+    let kind = r.kind.to_string();
+    Ok((path, expected.iter().find(|k| k.kind == kind).map(|k| k.reason.clone())))
 }
