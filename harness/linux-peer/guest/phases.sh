@@ -158,9 +158,10 @@ phase_extra() {
 }
 
 # client_workload VERS PORT DIR: the kernel client's workload toward `serve --fuzz` or replay:
-# a soft mount on DIR reading five, big and dir (vers=3: then big again in 4 KiB direct reads,
-# each its own READ past the page cache, many replies a mount for the fuzzer to mutate where a
-# mount itself costs seconds under emulation). vers=3 of /export, or vers=4.1 of the root
+# a soft mount on DIR reading five, big and dir. (More READs a mount, in 4 KiB direct reads,
+# tripled the mutated replies a minute but brought 7.3's known frwr_unmap_sync oops within
+# CI's minute, and the oops leaves the workload hung until the watchdog: not yet, see issue
+# 25.) vers=3 of /export, or vers=4.1 of the root
 # (no pseudo file system) with a delegation recalled: the first read of five gets a read
 # delegation (the session has a back channel); a vers=4.2 mount is another client to `serve`
 # (the Linux client's co_ownerid names the minor version, "Linux NFSv4.2 HOST":
@@ -173,10 +174,6 @@ client_workload() {
   o=proto=rdma,port=$port,soft,timeo=10,retrans=1
   timeout 60 mount -t nfs -o "vers=$v,$o" "$IP:$p" "$m" || return 0
   timeout 60 od -An -tx1 "$m/five"; timeout 60 md5sum "$m/big"; timeout 60 ls "$m/dir" | wc -l
-  if [ "$v" = 3 ]; then
-    timeout 20 sh -c "for i in 1 2 3 4 5 6 7 8; do dd if='$m/big' of=/dev/null bs=4k iflag=direct 2>/dev/null; done"
-    echo "direct reads rc=$?"
-  fi
   if [ "$v" = 4.1 ] && timeout 20 mount -t nfs -o "vers=4.2,$o" "$IP:/" /mnt/g; then
     # Opened for writing, nothing written (five's bytes stay as the other reads expect);
     # NFS4ERR_DELAY until the delegation is returned, bounded (a mutated CB_RECALL may never be
