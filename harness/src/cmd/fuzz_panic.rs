@@ -7,7 +7,6 @@
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use rpcrdma_conformance::expectations::KnownFinding;
 use rpcrdma_conformance::fuzz::kernel_log::panic_report;
 use rpcrdma_conformance::fuzz::{journal, Class, Kind, Reproducer};
 
@@ -51,7 +50,7 @@ fn read(path: &Path, what: &str) -> Result<String, HarnessError> {
 }
 
 pub fn run(args: FuzzPanicArgs) -> Outcome {
-    let expected = crate::profiles::load(args.expect.as_deref())?.map(|p| p.findings).unwrap_or_default();
+    let profile = crate::profiles::load(args.expect.as_deref())?;
     let text = read(&args.journal, "--journal")?;
     let (mut repro, skip) =
         journal::last_entry(&text).map_err(|e| usage(format!("--journal {}: {e}", args.journal.display())))?;
@@ -69,29 +68,26 @@ pub fn run(args: FuzzPanicArgs) -> Outcome {
         format!("{}; the machine panicked, its console showed:\n{}\n", repro.observed, panic.lines.join("\n"));
     std::fs::create_dir_all(&args.out)
         .map_err(|e| HarnessError::Environment(format!("--out {}: {e}", args.out.display())))?;
-    // The findings the run made before the machine died, from their journal lines.
+    // The findings the run made before the machine died, from their journal lines, then the
+    // panic's; each saved, said, and judged against the profile.
     let mut all_known = true;
-    for earlier in journal::findings(&text) {
-        let (path, known) = save(&args.out, &earlier, &expected)?;
+    let before = journal::findings(&text);
+    for (label, r) in before.iter().map(|r| ("finding before the panic", r)).chain([("finding", &repro)]) {
+        let path = save(&args.out, r)?;
+        let known = profile.as_ref().and_then(|p| p.known_finding(&r.kind.to_string()));
         all_known &= known.is_some();
-        let note = known.map_or(String::new(), |k| format!(" (known: {k})"));
-        println!("finding before the panic: {} -> {}{note}", earlier.kind, path.display());
+        let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
+        println!("{label}: {} -> {}{note}", r.kind, path.display());
     }
-    let (path, known) = save(&args.out, &repro, &expected)?;
-    all_known &= known.is_some();
-    let note = known.map_or(String::new(), |k| format!(" (known: {k})"));
-    println!("finding: {} -> {}{note}", repro.kind, path.display());
     println!("resume: --seed {} --skip-cases {skip}", repro.seed);
     Ok(if all_known { Ending::AsExpected } else { Ending::Failed })
 }
 
-/// Writes `r` into `dir` as `NNN-CLASS.json` (numbered after the files there); the profile's
-/// reason when it lists the finding's kind.
-fn save(dir: &Path, r: &Reproducer, expected: &[KnownFinding]) -> Result<(PathBuf, Option<String>), HarnessError> {
+/// Writes `r` into `dir` as `NNN-CLASS.json` (numbered after the files there).
+fn save(dir: &Path, r: &Reproducer) -> Result<PathBuf, HarnessError> {
     let path = dir.join(format!("{:03}-{}.json", next_number(dir), r.kind.class.name()));
     let text = serde_json::to_string_pretty(&r.to_json()).expect("JSON values serialize");
     std::fs::write(&path, text + "\n")
         .map_err(|e| HarnessError::Environment(format!("cannot write {}: {e}", path.display())))?;
-    let kind = r.kind.to_string();
-    Ok((path, expected.iter().find(|k| k.kind == kind).map(|k| k.reason.clone())))
+    Ok(path)
 }
