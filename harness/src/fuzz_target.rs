@@ -310,6 +310,23 @@ pub fn file_safe(s: &str) -> String {
     s.chars().map(|c| if c.is_ascii_alphanumeric() || c == '-' { c } else { '_' }).collect()
 }
 
+/// A finding file's name: `NNN-KIND[-DETAIL].json`, the number 1-based, the detail made
+/// [`file_safe`] (none when empty).
+pub fn finding_name(number: usize, kind: &str, detail: &str) -> String {
+    let detail = file_safe(detail);
+    let tail = if detail.is_empty() { String::new() } else { format!("-{detail}") };
+    format!("{number:03}-{kind}{tail}.json")
+}
+
+/// Writes a finding file (pretty JSON and a newline) as `dir/name`: every reproducer and
+/// finding `fuzz`, `fuzz --reverse`, `serve --fuzz` and `fuzz-panic` save.
+pub fn save_finding(dir: &Path, name: &str, v: &serde_json::Value) -> Result<PathBuf, String> {
+    let path = dir.join(name);
+    let text = serde_json::to_string_pretty(v).expect("JSON values serialize");
+    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
+    Ok(path)
+}
+
 /// `--seed` as given, or one from the clock.
 pub fn seed_or_clock(seed: Option<u64>) -> u64 {
     seed.unwrap_or_else(|| SystemTime::now().duration_since(UNIX_EPOCH).map_or(1, |d| d.as_nanos() as u64))

@@ -190,7 +190,9 @@ fn fuzz_panic(d: &Path, journal: &Path, console: &Path, expect: Option<&Path>) -
 fn fuzz_panic_makes_the_last_journal_line_a_finding_known_only_when_listed() {
     let d = tmp("panic");
     let j = d.join("journal");
-    assert_eq!(fuzz(&d, &j, &["--seed", "4", "--max-messages", "20"]), 0);
+    let report = d.join("report.json");
+    assert_eq!(fuzz(&d, &j, &["--seed", "4", "--max-messages", "20", "--json", report.to_str().unwrap()]), 0);
+    let report: Value = serde_json::from_slice(&std::fs::read(&report).unwrap()).unwrap();
     let j = died(&j);
     let last = lines(&j).pop().unwrap();
     assert!(last["journal"]["sent"].as_str().unwrap().starts_with("case "), "{last}");
@@ -202,6 +204,11 @@ fn fuzz_panic_makes_the_last_journal_line_a_finding_known_only_when_listed() {
     let file = d.join("found/001-kernel-report.json");
     assert!(text.starts_with(&format!("finding: {KIND} -> {}\n", file.display())), "{text}");
     assert!(text.contains(&format!("resume: --seed 4 --skip-cases {}", last["case"])), "{text}");
+    // The messages the run's own report counted, in the cases it counted: what a resumed run's
+    // budget is reduced by.
+    assert!(report["messages"].as_u64().unwrap() >= 20, "{report}");
+    let sent = format!("sent before the panic: {} messages in {} cases", report["messages"], report["cases"]);
+    assert!(text.contains(&sent), "{sent}: {text}");
     let r: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
     assert_eq!(r["classification"]["class"], "kernel-report");
     assert_eq!(r["classification"]["detail"], KIND.trim_start_matches("kernel-report: "));

@@ -159,6 +159,25 @@ pub fn findings(text: &str) -> Vec<Reproducer> {
         .collect()
 }
 
+/// The cases a journal's run sent (its `case N` lines; trials and the probe are not cases) and
+/// their messages, each case's counted whole: the one the machine died in may have sent fewer.
+/// What a run that resumes after a panic has left of a message budget (`fuzz --max-messages`
+/// counts the cases' messages alone, as this does). A torn line counts nothing.
+pub fn cases_sent(text: &str) -> (u64, u64) {
+    let mut cases = std::collections::HashSet::new();
+    let mut messages = 0;
+    for line in text.lines().map(|l| l.trim_matches(['\r', '\0', ' '])) {
+        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
+        let is_case = v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case "));
+        if let (true, Some(n), Some(m)) = (is_case, v["case"].as_u64(), v["messages"].as_array()) {
+            if cases.insert(n) {
+                messages += m.len() as u64;
+            }
+        }
+    }
+    (cases.len() as u64, messages)
+}
+
 /// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
 /// A torn last line (the machine died during the write) is passed over for the one before;
 /// a run's end line means the machine did not die during that run.
@@ -292,6 +311,29 @@ mod tests {
         // The case before the finding line is the last one sent.
         assert_eq!(last_entry(&text).unwrap().0.case, 3);
         assert!(findings(&line(&case, Sent::Case(3))).is_empty());
+    }
+
+    #[test]
+    fn cases_sent_counts_each_case_line_once_and_no_trial_probe_or_finding() {
+        let config = Config::default();
+        let wires = |k: usize| (0..k as u32).map(|x| generate::null_call(x, 32).encode()).collect::<Vec<_>>();
+        let at = |sent: Sent, k: usize| line(&reproducer(&config, "p".into(), sent, &wires(k)), sent);
+        let mut found = reproducer(&config, "p".into(), Sent::Case(4), &wires(5));
+        found.kind = Kind { class: Class::Violation, detail: "malformed-reply".into() };
+        let case5 = at(Sent::Case(5), 4);
+        let text = [
+            at(Sent::Probe { skipped: 2 }, 1),
+            at(Sent::Case(3), 2),
+            at(Sent::Case(4), 3),
+            at(Sent::Trial { case: 4, trial: 1 }, 7),
+            finding_line(&found),
+            at(Sent::Case(4), 3),                 // the same case journaled twice is one case
+            case5[..case5.len() / 2].to_string(), // torn: the machine died writing it
+        ]
+        .join("\n");
+        assert_eq!(cases_sent(&text), (2, 5));
+        assert_eq!(cases_sent(&format!("{text}\n{case5}")), (3, 9));
+        assert_eq!(cases_sent(""), (0, 0));
     }
 
     #[test]

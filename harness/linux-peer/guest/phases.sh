@@ -6,8 +6,8 @@
 # says what to run in /extra/phases.env: one KEY=value a line, keys from the list below,
 # values of [A-Za-z0-9._,:/+@~= -] only (the host refuses anything else; so does this script),
 # read as data, never run. The server catalogue's arguments, the user's among them, are in
-# /extra/run.args, one a line. FUZZ_SKIP and FUZZ_LEFT come from the kernel command line (a
-# boot after a kernel panic only fuzzes on). Each phase ships its files out on the console
+# /extra/run.args, one a line. FUZZ_SKIP, FUZZ_LEFT and FUZZ_MESSAGES_LEFT come from the kernel
+# command line (a boot after a kernel panic only fuzzes on, with what is left of the budget). Each phase ships its files out on the console
 # (ship) and ends with a "@@PHASE rc=N" line the host reads.
 # (PHASES_ENV=FILE reads another file: to try the checks on a host, which exit 4 on a bad one.)
 ENVFILE=${PHASES_ENV:-/extra/phases.env}
@@ -31,6 +31,9 @@ number() { case $2 in '' | *[!0-9]*) bad "$1 '$2' is not a number" ;; esac; }
 for k in WATCHDOG FUZZ FUZZ_CLIENT FUZZ_REVERSE RCOUNT; do eval "number $k \"\$$k\""; done
 [ -z "$FUZZ_MESSAGES" ] || number FUZZ_MESSAGES "$FUZZ_MESSAGES"
 [ -z "$PANIC_AFTER" ] || number PANIC_AFTER "$PANIC_AFTER"
+[ -z "${FUZZ_SKIP:-}" ] || number FUZZ_SKIP "$FUZZ_SKIP"
+[ -z "${FUZZ_LEFT:-}" ] || number FUZZ_LEFT "$FUZZ_LEFT"
+[ -z "${FUZZ_MESSAGES_LEFT:-}" ] || number FUZZ_MESSAGES_LEFT "$FUZZ_MESSAGES_LEFT"
 [ -n "$IP" ] || bad "$ENVFILE names no IP"
 case $SERVER in nfsd | ganesha) ;; *) bad "SERVER '$SERVER': nfsd or ganesha" ;; esac
 H=/extra/rpcrdma-harness
@@ -278,10 +281,11 @@ journal_device() {
 # journaled (journal_device) before it is sent: after a kernel panic the host names the
 # case, and boots again to fuzz on from the next one.
 phase_fuzz() {
-  # The time: FUZZ seconds, or with FUZZ_MESSAGES (this is the last phase) until the budget,
-  # for at most the time left before the watchdog less a minute to ship the reports.
-  fs=${FUZZ_LEFT:-$FUZZ}
-  if [ -n "$FUZZ_MESSAGES" ] && [ -z "${FUZZ_LEFT:-}" ]; then
+  # The time: FUZZ seconds (a boot after a panic: the seconds left), or with FUZZ_MESSAGES (this
+  # is the last phase) until the budget (after a panic: the messages left), for at most the time
+  # left before the watchdog less a minute to ship the reports.
+  fs=${FUZZ_LEFT:-$FUZZ} messages=${FUZZ_MESSAGES_LEFT:-$FUZZ_MESSAGES}
+  if [ -n "$messages" ]; then
     room=$((WATCHDOG - $(uptime_s) - 60)); [ "$room" -le "$fs" ] || fs=$room
   fi
   journal=$(journal_device); echo "@@FUZZSTART up=$(cut -d" " -f1 /proc/uptime) seconds=$fs journal=$journal"
@@ -293,7 +297,7 @@ phase_fuzz() {
   # PANIC_AFTER=SECONDS (testing this machinery): the first boot panics that long into fuzzing.
   if [ -n "$PANIC_AFTER" ] && [ -z "${FUZZ_SKIP:-}" ]; then ( sleep "$PANIC_AFTER"; echo c > /proc/sysrq-trigger ) & fi
   set --
-  [ -z "$FUZZ_MESSAGES" ] || set -- "$@" --max-messages "$FUZZ_MESSAGES"
+  [ -z "$messages" ] || set -- "$@" --max-messages "$messages"
   [ "$EXPECT" = 0 ] || set -- "$@" --expect /extra/expect.json
   # NFS-Ganesha: its log signs a crash by its backtrace, and its memory is watched (it keeps
   # what every connection registered: restarted before the VM runs out).

@@ -13,7 +13,7 @@ use rpcrdma_conformance::fuzz::{self, Config, Finding, Report, Timing};
 use serde_json::json;
 
 use crate::exit::{Ending, HarnessError, Outcome};
-use crate::fuzz_target::{default_timeout, file_safe, seconds, seed_or_clock, target, WatchArgs};
+use crate::fuzz_target::{default_timeout, finding_name, save_finding, seconds, seed_or_clock, target, WatchArgs};
 
 #[derive(Debug, Args)]
 pub struct FuzzArgs {
@@ -122,18 +122,9 @@ fn check_json_path(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("--json {}: {e}", path.display()))
 }
 
-fn file_name(f: &Finding, n: usize) -> String {
-    let k = &f.reproducer.kind;
-    let detail = file_safe(&k.detail);
-    let tail = if detail.is_empty() { String::new() } else { format!("-{detail}") };
-    format!("{:03}-{}{tail}.json", n + 1, k.class.name())
-}
-
 fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
-    let path = dir.join(file_name(f, n));
-    let text = serde_json::to_string_pretty(&f.reproducer.to_json()).expect("JSON values serialize");
-    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    let k = &f.reproducer.kind;
+    save_finding(dir, &finding_name(n + 1, k.class.name(), &k.detail), &f.reproducer.to_json())
 }
 
 /// Writes `text` to `path` whole or not at all (into a file beside it, then renamed over it):

@@ -79,15 +79,15 @@ pub fn run(args: FuzzPanicArgs) -> Outcome {
         let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
         println!("{label}: {} -> {}{note}", r.kind, path.display());
     }
+    // What a resumed run has left of a message budget (the run script passes the rest on).
+    let (cases, messages) = journal::cases_sent(&text);
+    println!("sent before the panic: {messages} messages in {cases} cases (the last counted whole)");
     println!("resume: --seed {} --skip-cases {skip}", repro.seed);
     Ok(if all_known { Ending::AsExpected } else { Ending::Failed })
 }
 
 /// Writes `r` into `dir` as `NNN-CLASS.json` (numbered after the files there).
 fn save(dir: &Path, r: &Reproducer) -> Result<PathBuf, HarnessError> {
-    let path = dir.join(format!("{:03}-{}.json", next_number(dir), r.kind.class.name()));
-    let text = serde_json::to_string_pretty(&r.to_json()).expect("JSON values serialize");
-    std::fs::write(&path, text + "\n")
-        .map_err(|e| HarnessError::Environment(format!("cannot write {}: {e}", path.display())))?;
-    Ok(path)
+    let name = crate::fuzz_target::finding_name(next_number(dir), r.kind.class.name(), "");
+    crate::fuzz_target::save_finding(dir, &name, &r.to_json()).map_err(HarnessError::Environment)
 }

@@ -12,15 +12,11 @@ use rpcrdma_conformance::fuzz::reverse::{self, Config, Ended, Finding};
 
 use super::{prelude, write_whole, FuzzArgs, Prelude};
 use crate::exit::{usage, Ending, HarnessError, Outcome};
-use crate::fuzz_target::file_safe;
+use crate::fuzz_target::{finding_name, save_finding};
 
 fn save(dir: &Path, f: &Finding, n: usize) -> Result<PathBuf, String> {
-    let detail = file_safe(&f.kind.detail);
-    let tail = if detail.is_empty() { String::new() } else { format!("-{detail}") };
-    let path = dir.join(format!("{:03}-reverse-{}{tail}.json", n + 1, f.kind.class.name()));
-    let text = serde_json::to_string_pretty(&f.to_json()).expect("JSON values serialize");
-    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    let name = finding_name(n + 1, &format!("reverse-{}", f.kind.class.name()), &f.kind.detail);
+    save_finding(dir, &name, &f.to_json())
 }
 
 pub fn run(args: FuzzArgs) -> Outcome {

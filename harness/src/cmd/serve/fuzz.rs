@@ -163,8 +163,6 @@ fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Ex
 /// A finding file; `"profile"` names the wire profile's choices it was found under (none for
 /// the default), which `replay --listen` serves under again.
 fn save(dir: &Path, n: usize, f: &Finding, seed: u64, wire: &[&str]) -> Result<PathBuf, String> {
-    let name = crate::fuzz_target::file_safe(&f.kind);
-    let path = dir.join(format!("{:03}-{name}.json", n + 1));
     let v = json!({
         "format": crate::client_finding::FORMAT,
         "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
@@ -182,9 +180,8 @@ fn save(dir: &Path, n: usize, f: &Finding, seed: u64, wire: &[&str]) -> Result<P
             }),
         }),
     });
-    let text = serde_json::to_string_pretty(&v).expect("JSON values serialize");
-    std::fs::write(&path, text + "\n").map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok(path)
+    let name = crate::fuzz_target::finding_name(n + 1, &crate::fuzz_target::file_safe(&f.kind), "");
+    crate::fuzz_target::save_finding(dir, &name, &v)
 }
 
 /// Ends the session: reads the kernel log, writes finding files and the report (`json`),
