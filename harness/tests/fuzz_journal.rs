@@ -305,3 +305,38 @@ fn fuzz_panic_refuses_missing_or_empty_inputs() {
     assert!(!d.join("found").exists() || std::fs::read_dir(d.join("found")).unwrap().count() == 0);
     std::fs::remove_dir_all(&d).unwrap();
 }
+
+/// Without a journal (the machine died while `serve --fuzz` mutated what it sent the client):
+/// the panic's report judged alone, no file written; a console without a panic still refused.
+#[test]
+fn fuzz_panic_without_a_journal_judges_the_panic_alone() {
+    let d = tmp("panic-client");
+    let console = console_of(&d);
+    let judge = |console: &Path, expect: Option<&Path>| {
+        let mut c = harness();
+        c.args(["fuzz-panic", "--console"]).arg(console).arg("--out").arg(d.join("found"));
+        if let Some(p) = expect {
+            c.arg("--expect").arg(p);
+        }
+        let out = c.output().unwrap();
+        (
+            out.status.code().unwrap(),
+            String::from_utf8_lossy(&out.stdout).to_string() + &String::from_utf8_lossy(&out.stderr),
+        )
+    };
+    let (code, text) = judge(&console, None);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.starts_with(&format!("finding: {KIND} (no journal: no reproducer)\n")), "{text}");
+    assert!(text.contains("RIP: 0010:frwr_unmap_sync") && !text.contains("resume:"), "{text}");
+    let p = d.join("profile.json");
+    let v = serde_json::json!({"peer": "p", "divergences": [], "findings": [{"kind": KIND, "reason": "frwr bug"}]});
+    std::fs::write(&p, v.to_string()).unwrap();
+    let (code, text) = judge(&console, Some(&p));
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("(known: frwr bug)"), "{text}");
+    assert!(!d.join("found").exists(), "no reproducer without a journal");
+    let no_panic = d.join("no-panic.log");
+    std::fs::write(&no_panic, CONSOLE.replace("Kernel panic", "Kernel pan1c")).unwrap();
+    assert_eq!(judge(&no_panic, None).0, 2);
+    std::fs::remove_dir_all(&d).unwrap();
+}

@@ -7,12 +7,14 @@
 # values of [A-Za-z0-9._,:/+@~= -] only (the host refuses anything else; so does this script),
 # read as data, never run. The server catalogue's arguments, the user's among them, are in
 # /extra/run.args, one a line. FUZZ_SKIP, FUZZ_LEFT and FUZZ_MESSAGES_LEFT come from the kernel
-# command line (a boot after a kernel panic only fuzzes on, with what is left of the budget). Each phase ships its files out on the console
+# command line (a boot after a kernel panic while fuzzing the server only fuzzes on, with what is
+# left of the budget), and RESUME=client-fuzz (a boot after one while fuzzing the client goes on
+# with the phases after that one). Each phase ships its files out on the console
 # (ship) and ends with a "@@PHASE rc=N" line the host reads.
 # (PHASES_ENV=FILE reads another file: to try the checks on a host, which exit 4 on a bad one.)
 ENVFILE=${PHASES_ENV:-/extra/phases.env}
 IP='' WATCHDOG='' SERVER=nfsd PV='' EXPECT=0 BENCH=1 CLIENT=1 FUZZ=0 FUZZ_SEED=1 FUZZ_CLIENT=60
-FUZZ_MESSAGES='' FUZZ_REVERSE=0 PANIC_AFTER='' RCOUNT=0 RCHECKS='' REPLAYS='' CREPLAYS='' EXTRA=0
+FUZZ_MESSAGES='' FUZZ_REVERSE=0 PANIC_AFTER='' PANIC_CLIENT_AFTER='' RCOUNT=0 RCHECKS='' REPLAYS='' CREPLAYS='' EXTRA=0
 bad() { echo "@@PHASES error: $*"; exit 4; }
 [ -r "$ENVFILE" ] || bad "no $ENVFILE"
 while IFS= read -r line || [ -n "$line" ]; do
@@ -20,7 +22,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   [ "$k" != "$line" ] || bad "$ENVFILE: not KEY=value: $line"
   case $k in
     IP | WATCHDOG | SERVER | PV | EXPECT | BENCH | CLIENT | FUZZ | FUZZ_SEED | FUZZ_CLIENT) ;;
-    FUZZ_MESSAGES | FUZZ_REVERSE | PANIC_AFTER | RCOUNT | RCHECKS | REPLAYS | CREPLAYS | EXTRA) ;;
+    FUZZ_MESSAGES | FUZZ_REVERSE | PANIC_AFTER | PANIC_CLIENT_AFTER | RCOUNT | RCHECKS | REPLAYS | CREPLAYS | EXTRA) ;;
     *) bad "$ENVFILE: unknown key '$k'" ;;
   esac
   case $v in *[!A-Za-z0-9._,:/+@~=\ -]*) bad "$ENVFILE: $k has a character outside [A-Za-z0-9._,:/+@~= -]" ;; esac
@@ -31,6 +33,8 @@ number() { case $2 in '' | *[!0-9]*) bad "$1 '$2' is not a number" ;; esac; }
 for k in WATCHDOG FUZZ FUZZ_CLIENT FUZZ_REVERSE RCOUNT; do eval "number $k \"\$$k\""; done
 [ -z "$FUZZ_MESSAGES" ] || number FUZZ_MESSAGES "$FUZZ_MESSAGES"
 [ -z "$PANIC_AFTER" ] || number PANIC_AFTER "$PANIC_AFTER"
+[ -z "$PANIC_CLIENT_AFTER" ] || number PANIC_CLIENT_AFTER "$PANIC_CLIENT_AFTER"
+case ${RESUME:-} in '' | client-fuzz) ;; *) bad "RESUME '$RESUME': client-fuzz or nothing" ;; esac
 [ -z "${FUZZ_SKIP:-}" ] || number FUZZ_SKIP "$FUZZ_SKIP"
 [ -z "${FUZZ_LEFT:-}" ] || number FUZZ_LEFT "$FUZZ_LEFT"
 [ -z "${FUZZ_MESSAGES_LEFT:-}" ] || number FUZZ_MESSAGES_LEFT "$FUZZ_MESSAGES_LEFT"
@@ -218,6 +222,12 @@ fuzz_status() {
 # CREATE_SESSION, RECLAIM_COMPLETE and lookups (none of five did in a 60 s loop on 6.1), and
 # the back channel is never reached. The phase's status is the worse of the two.
 phase_client_fuzz() {
+  # An oops ends the boot (panic_on_oops), as in phase_fuzz: a client task it kills may hold
+  # what every later mount and unmount waits on (7.3's frwr_unmap_sync oops hangs the workload
+  # until the watchdog); the host judges the panic and boots again to go on after this phase.
+  echo "@@FUZZCLIENTSTART up=$(cut -d" " -f1 /proc/uptime)"; echo 1 > /proc/sys/kernel/panic_on_oops
+  # PANIC_CLIENT_AFTER=SECONDS (testing that): the phase panics that long in.
+  [ -z "$PANIC_CLIENT_AFTER" ] || ( sleep "$PANIC_CLIENT_AFTER"; echo c > /proc/sysrq-trigger ) &
   fuzz_serve 20060 client-fuzz; fpid=$!
   fuzz_serve 20061 client-fuzz-reverse --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
   sleep 2; mkdir -p /mnt/f /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT)); n=0
@@ -229,6 +239,7 @@ phase_client_fuzz() {
   wait $fpid; fcrc=$?; fuzz_status client-fuzz $fcrc
   wait $rpid; frrc=$?; fuzz_status client-fuzz-reverse $frrc
   [ $frrc -le $fcrc ] || fcrc=$frrc
+  echo 0 > /proc/sys/kernel/panic_on_oops
   echo "@@FUZZCLIENT rc=$fcrc"
   ship fuzzclient client-fuzz.txt client-fuzz-report.json client-fuzz client-fuzz-workload.txt \
     client-fuzz-reverse.txt client-fuzz-reverse-report.json client-fuzz-reverse
@@ -332,8 +343,9 @@ phase_fuzz_reverse() {
 }
 
 rc=0
-# A boot after a kernel panic (FUZZ_SKIP on the kernel command line) only fuzzes on.
-if [ -z "${FUZZ_SKIP:-}" ]; then
+# A boot after a kernel panic while fuzzing the server (FUZZ_SKIP on the kernel command line)
+# only fuzzes on; one after a panic while fuzzing the client (RESUME=client-fuzz) goes on after.
+if [ -z "${FUZZ_SKIP:-}" ] && [ -z "${RESUME:-}" ]; then
   phase_loopback
   [ "$BENCH" != 1 ] || phase_bench
   phase_server
@@ -341,8 +353,8 @@ if [ -z "${FUZZ_SKIP:-}" ]; then
   [ "$CLIENT" != 1 ] || phase_client
   [ "$EXTRA" != 1 ] || phase_extra
   [ "$CLIENT" != 1 ] || [ "$FUZZ" = 0 ] || phase_client_fuzz
-  [ -z "$CREPLAYS" ] || phase_replay_client
 fi
+[ -n "${FUZZ_SKIP:-}" ] || [ -z "$CREPLAYS" ] || phase_replay_client
 # NFS-Ganesha may be down already: a crash in the catalogue is attributed there, and the
 # server restarted here, before replays and fuzzing.
 if [ "$SERVER" = ganesha ] && { [ "$FUZZ" != 0 ] || [ -n "$REPLAYS" ]; }; then

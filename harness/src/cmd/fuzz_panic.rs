@@ -3,6 +3,8 @@
 //! the panic; together they are a finding (`kernel-panic`, or the oops's `kernel-report` when
 //! `panic_on_oops` made it fatal), saved as a reproducer file that `replay` reads, and judged
 //! against the profile's `findings`, with the findings the run journaled before it died.
+//! Without a journal (the machine died while `serve --fuzz` mutated what it sent a client,
+//! which is not journaled) the panic alone is judged, with no reproducer.
 
 use std::path::{Path, PathBuf};
 
@@ -14,9 +16,10 @@ use crate::exit::{usage, Ending, HarnessError, Outcome};
 
 #[derive(Debug, Args)]
 pub struct FuzzPanicArgs {
-    /// The journal `fuzz --journal` wrote (its last complete line is the case that was running).
+    /// The journal `fuzz --journal` wrote (its last complete line is the case that was running);
+    /// without it the panic is judged alone and no reproducer is written.
     #[arg(long, value_name = "FILE")]
-    pub journal: PathBuf,
+    pub journal: Option<PathBuf>,
     /// The peer machine's console log, holding the panic ("Kernel panic - not syncing:").
     #[arg(long, value_name = "FILE")]
     pub console: PathBuf,
@@ -51,9 +54,14 @@ fn read(path: &Path, what: &str) -> Result<String, HarnessError> {
 
 pub fn run(args: FuzzPanicArgs) -> Outcome {
     let profile = crate::profiles::load(args.expect.as_deref())?;
-    let text = read(&args.journal, "--journal")?;
-    let (mut repro, skip) =
-        journal::last_entry(&text).map_err(|e| usage(format!("--journal {}: {e}", args.journal.display())))?;
+    let journal = match &args.journal {
+        Some(path) => {
+            let text = read(path, "--journal")?;
+            let entry = journal::last_entry(&text).map_err(|e| usage(format!("--journal {}: {e}", path.display())))?;
+            Some((text, entry))
+        }
+        None => None,
+    };
     let panic = panic_report(&read(&args.console, "--console")?).ok_or_else(|| {
         usage(format!(
             "--console {}: no \"Kernel panic - not syncing:\" line after the last boot",
@@ -63,7 +71,18 @@ pub fn run(args: FuzzPanicArgs) -> Outcome {
     // An oops the kernel made fatal because panic_on_oops is set is the oops's finding, as a
     // run that lived through it would have classified it; any other panic is one of its own.
     let class = if panic.oops_made_fatal { Class::KernelReport } else { Class::KernelPanic };
-    repro.kind = Kind { class, detail: panic.signature.clone() };
+    let kind = Kind { class, detail: panic.signature.clone() };
+    let known_note = |kind: &Kind| {
+        let known = profile.as_ref().and_then(|p| p.known_finding(&kind.to_string()));
+        (known.is_some(), known.map_or(String::new(), |k| format!(" (known: {})", k.reason)))
+    };
+    let Some((text, (mut repro, skip))) = journal else {
+        let (known, note) = known_note(&kind);
+        println!("finding: {kind} (no journal: no reproducer){note}");
+        println!("the console showed:\n    {}", panic.lines.join("\n    "));
+        return Ok(if known { Ending::AsExpected } else { Ending::Failed });
+    };
+    repro.kind = kind;
     repro.observed =
         format!("{}; the machine panicked, its console showed:\n{}\n", repro.observed, panic.lines.join("\n"));
     std::fs::create_dir_all(&args.out)
@@ -74,9 +93,8 @@ pub fn run(args: FuzzPanicArgs) -> Outcome {
     let before = journal::findings(&text);
     for (label, r) in before.iter().map(|r| ("finding before the panic", r)).chain([("finding", &repro)]) {
         let path = save(&args.out, r)?;
-        let known = profile.as_ref().and_then(|p| p.known_finding(&r.kind.to_string()));
-        all_known &= known.is_some();
-        let note = known.map_or(String::new(), |k| format!(" (known: {})", k.reason));
+        let (known, note) = known_note(&r.kind);
+        all_known &= known;
         println!("{label}: {} -> {}{note}", r.kind, path.display());
     }
     // What a resumed run has left of a message budget (the run script passes the rest on).
