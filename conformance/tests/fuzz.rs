@@ -582,3 +582,83 @@ fn a_trial_ends_by_the_minimisers_time_limit() {
     // The limit, then the confirmation: at most one hang's waits (5 s) and a margin.
     assert!(r.minimising < Duration::from_millis(1000 + 5000 + 1500), "{:?}: {}", r.minimising, summary(&r));
 }
+
+/// Each journal line of a run: what it sent (`journal.sent`), its case number and messages.
+fn journal_lines(path: &std::path::Path) -> Vec<(String, u64, serde_json::Value)> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str::<serde_json::Value>(l).unwrap())
+        .filter_map(|v| {
+            let sent = v["journal"]["sent"].as_str()?.to_string();
+            Some((sent, v["case"].as_u64()?, v["messages"].clone()))
+        })
+        .collect()
+}
+
+/// A run over kept connections with `fault` on, journalled; its report and journal lines.
+fn journalled_run(fault: &str, c: Config, name: &str) -> (fuzz::Report, Vec<(String, u64, serde_json::Value)>) {
+    let path = std::env::temp_dir().join(format!("rpcrdma-fuzz-recheck-{name}-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let c = Config { journal: Some(std::sync::Arc::new(fuzz::Journal::open(&path).unwrap())), ..c };
+    let r = fuzz::run(&mut Embedded::new(Faults::only(fault)), &c, &AtomicBool::new(false), |_| {});
+    let lines = journal_lines(&path);
+    let _ = std::fs::remove_file(&path);
+    (r, lines)
+}
+
+/// The journal's re-check lines: each names its case, and sends exactly that case's messages
+/// (those it sent before the connection dropped) again, as a reproducer would replay them.
+fn rechecks(lines: &[(String, u64, serde_json::Value)]) -> Vec<u64> {
+    let mut out = Vec::new();
+    for (sent, n, messages) in lines.iter().filter(|(s, _, _)| s.starts_with("the re-check alone")) {
+        assert!(sent.ends_with(&format!("of case {n}")), "{sent}");
+        let (_, _, case) = lines.iter().find(|(s, m, _)| m == n && s == &format!("case {n}")).expect("its case's line");
+        let (again, case) = (messages.as_array().unwrap(), case.as_array().unwrap());
+        assert!(!again.is_empty() && case.starts_with(again), "case {n} re-checked with other messages");
+        out.push(*n);
+    }
+    out
+}
+
+/// A peer that drops a kept connection over a well-formed call only after an earlier message
+/// on it had a bad header (`disconnect-after-bad-header`): each such drop is re-checked alone on a
+/// fresh connection, does not repeat there, and is counted, not a finding.
+#[test]
+fn a_disconnect_that_earlier_cases_caused_is_re_checked_alone_and_counted() {
+    let c = Config { stop_after_findings: None, ..config(3, 1500, Duration::from_millis(300)) };
+    let (r, lines) = journalled_run("disconnect-after-bad-header", c, "after-bad-header");
+    assert!(r.disconnects_rechecked > 0, "{}", summary(&r));
+    assert_eq!(r.disconnects_not_reproduced_alone, r.disconnects_rechecked, "{}", summary(&r));
+    assert!(r.findings.iter().all(|f| f.reproducer.kind.class != Class::Disconnect), "{}", summary(&r));
+    assert_eq!(rechecks(&lines).len() as u64, r.disconnects_rechecked);
+}
+
+/// A peer that drops the connection over every Long Call (`disconnect-on-long-call`) is found
+/// on a kept connection whose earlier cases sent malformed messages: the case, re-checked
+/// alone on a fresh connection, drops it again. Its reproducer replays against the faulty
+/// responder and not against the faithful one. With fresh connections nothing is re-checked.
+#[test]
+fn a_disconnect_after_malformed_cases_is_a_finding_when_it_repeats_alone() {
+    let fault = "disconnect-on-long-call";
+    let reply = Duration::from_millis(300);
+    let (r, lines) = journalled_run(fault, config(2, 1500, reply), "long-call");
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    let f = &r.findings[0];
+    assert_eq!(f.reproducer.kind.class, Class::Disconnect, "{}", summary(&r));
+    assert!(
+        rechecks(&lines).contains(&f.reproducer.case),
+        "case {} was not re-checked: {}",
+        f.reproducer.case,
+        summary(&r)
+    );
+    assert!(r.disconnects_rechecked > r.disconnects_not_reproduced_alone, "{}", summary(&r));
+    assert!(f.minimised && f.reproducer.preceding.is_empty(), "{}", summary(&r));
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &f.reproducer, Timing { reply });
+    assert!(hit, "replay against the faulty responder found {got:?}");
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, Timing { reply });
+    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+    let fresh = Config { reuse_connections: false, ..config(2, 300, reply) };
+    let r = fuzz::run(&mut Embedded::new(Faults::only(fault)), &fresh, &AtomicBool::new(false), |_| {});
+    assert_eq!(r.disconnects_rechecked, 0, "{}", summary(&r));
+}

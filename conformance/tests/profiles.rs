@@ -3,7 +3,8 @@
 //! ever of a version the profile measured; a reason that calls itself inferred is not claimed
 //! as read or traced, and an entry claimed as read or traced names the functions and files it
 //! rests on. Only what can be checked mechanically is checked here; whether a reason is true is
-//! for the reviewer, with the Debian source of the measured version at hand.
+//! for the reviewer, with the Debian source of the measured version at hand. The docs are held
+//! to the first rule too: they cite sources by function and file, never by line number.
 
 use std::path::{Path, PathBuf};
 
@@ -252,4 +253,137 @@ fn the_rules_refuse_what_they_should() {
     // Cites found, with their continuations.
     assert_eq!(line_cites("a.c:1-2, :3/4 and b.h:5").unwrap().len(), 3);
     assert!(line_cites("RFC 8166 4.5: a message").unwrap().is_empty());
+}
+
+/// The docs (README.md, BENCHMARKS.md, docs/*.md, docs/findings/*.md), each with its text.
+fn docs() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut paths = vec![root.join("README.md"), root.join("BENCHMARKS.md")];
+    for dir in ["docs", "docs/findings"] {
+        let dir = root.join(dir);
+        let entries = std::fs::read_dir(&dir).unwrap_or_else(|e| panic!("{}: {e}", dir.display()));
+        paths.extend(
+            entries.map(|e| e.expect("directory entry").path()).filter(|p| p.extension().is_some_and(|x| x == "md")),
+        );
+    }
+    paths.sort();
+    assert!(paths.len() >= 10, "expected the docs, found {} files", paths.len());
+    paths
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            let name = p.strip_prefix(&root).unwrap_or(&p).display().to_string();
+            (name, text)
+        })
+        .collect()
+}
+
+/// What a kernel prints before the file and line of a report of its own: a quote, kept as
+/// printed (`WARNING at net/sunrpc/svc.c:1570`, `kernel BUG at lib/sg_pool.c:117!`).
+const KERNEL_REPORT_PREFIXES: [&str; 4] = ["WARNING at ", "WARNING: ", "BUG at ", "WARN at "];
+
+/// The source lines a doc cites, each with the doc line it is on: `file.c:123`, `file.h:1-2`,
+/// `` `file.c` 497-499 ``, `line 580`, `lines 1184-1206`. Fenced code blocks and a kernel's
+/// own report line quoted in prose ([`KERNEL_REPORT_PREFIXES`]) are quotes, not cites.
+fn doc_line_cites(text: &str) -> Vec<(usize, String)> {
+    // Code blocks blanked, offsets kept.
+    let mut prose = String::with_capacity(text.len());
+    let mut fenced = false;
+    for line in text.split_inclusive('\n') {
+        let fence = line.trim_start().starts_with("```");
+        if fenced || fence {
+            prose.extend(
+                line.chars().flat_map(|c| std::iter::repeat_n(if c == '\n' { '\n' } else { ' ' }, c.len_utf8())),
+            );
+        } else {
+            prose.push_str(line);
+        }
+        fenced ^= fence;
+    }
+    let b = prose.as_bytes();
+    let number_end = |mut e: usize| {
+        while e < b.len()
+            && (b[e].is_ascii_digit() || (b"-/".contains(&b[e]) && b.get(e + 1).is_some_and(u8::is_ascii_digit)))
+        {
+            e += 1;
+        }
+        e
+    };
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    // `file.c:123`, line by line so that a bare `:N` continues a file on its own line.
+    let mut at = 0;
+    for line in prose.split_inclusive('\n') {
+        match line_cites(line) {
+            Ok(c) => out.extend(c.into_iter().map(|(s, e)| (at + s, at + e))),
+            Err(_) => out.push((at, at + line.trim_end().len())),
+        }
+        at += line.len();
+    }
+    out.retain(|&(s, _)| !KERNEL_REPORT_PREFIXES.iter().any(|p| prose[..s].trim_end_matches('`').ends_with(p)));
+    let lower = prose.to_ascii_lowercase();
+    let lb = lower.as_bytes();
+    for i in 0..b.len() {
+        // The word ending at `i`: a source file (`file.c 123`) or `line`/`lines` (`line 123`).
+        let file = (b[i] == b'c' || b[i] == b'h') && i >= 2 && b[i - 1] == b'.' && b[i - 2].is_ascii_alphanumeric();
+        let word = [&b"line"[..], b"lines"].into_iter().find(|w| lb[..=i].ends_with(w));
+        let mut s = match word {
+            Some(w) => i + 1 - w.len(),
+            None if file => i,
+            None => continue,
+        };
+        while s > 0 && (b[s - 1].is_ascii_alphanumeric() || (file && b"_/.-".contains(&b[s - 1]))) {
+            s -= 1;
+        }
+        if word.is_some_and(|w| i + 1 - s != w.len()) {
+            continue; // `pipeline 3`
+        }
+        let mut n = i + 1;
+        if b.get(n) == Some(&b'`') {
+            n += 1;
+        }
+        if !b.get(n).is_some_and(u8::is_ascii_whitespace) || !b.get(n + 1).is_some_and(u8::is_ascii_digit) {
+            continue;
+        }
+        let e = number_end(n + 1);
+        // `file.c 6.12.117` names a version, not a line.
+        if !(b.get(e) == Some(&b'.') && b.get(e + 1).is_some_and(u8::is_ascii_digit)) {
+            out.push((s, e));
+        }
+    }
+    out.sort();
+    out.dedup();
+    out.into_iter()
+        .map(|(s, e)| {
+            let line = prose[..s].matches('\n').count() + 1;
+            (line, text[s..e].to_string())
+        })
+        .collect()
+}
+
+#[test]
+fn docs_cite_sources_by_function_not_by_line_number() {
+    let mut bad = Vec::new();
+    for (name, text) in docs() {
+        for (line, cite) in doc_line_cites(&text) {
+            bad.push(format!("{name}:{line}: cites a source line ({cite:?}), not a function and file"));
+        }
+    }
+    assert!(bad.is_empty(), "{} source lines cited by number:\n{}", bad.len(), bad.join("\n"));
+}
+
+/// The docs check can fail: it finds each spelling of a line cite, and only those.
+#[test]
+fn the_docs_check_refuses_line_numbers() {
+    let cites = |t: &str| doc_line_cites(t).into_iter().map(|(_, c)| c).collect::<Vec<_>>();
+    assert_eq!(cites("(`src/FSAL/localfs.c:950`), and\n(`nfs_worker_thread.c:1297-1300`)").len(), 2);
+    assert_eq!(cites("(`wsutil/wmem/wmem_tree.c` 497-499)"), ["wsutil/wmem/wmem_tree.c` 497-499"]);
+    assert_eq!(cites("(`packet-nfs.c` 6515) as the reply has write chunks (line 1172)").len(), 2);
+    assert_eq!(cites("(lines 218 and\n1206) and Line 7"), ["lines 218", "Line 7"]);
+    assert_eq!(cites("of `rpc_rdma.c:1440`, then :1564").len(), 2);
+    // Quotes, versions and prose are not cites.
+    assert!(cites("```text\nkernel BUG at lib/sg_pool.c:117!\n```\n").is_empty());
+    assert_eq!(cites("```\n→ …\n```\n`svc.c` 12"), ["svc.c` 12"]);
+    assert!(cites("(`WARNING at net/sunrpc/xprtrdma/svc_rdma_rw.c:351 x`), the same WARN at `svc.h:539`").is_empty());
+    assert!(cites("`rpc_rdma.c` 6.12.117, the 40 lines after it, a pipeline 3, at 09:30").is_empty());
+    assert!(cites("`dissect_rpcrdma()` (epan/dissectors/packet-rpcrdma.c)").is_empty());
 }

@@ -71,6 +71,31 @@ fn cases_reuse_connections_unless_asked_for_fresh_ones() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// Drops of kept connections that earlier cases on them may have caused are re-checked alone
+/// and, where they do not repeat, counted in the JSON report and the text, not findings.
+#[test]
+fn disconnects_not_reproduced_alone_are_counted_in_the_report() {
+    let d = tmp("recheck");
+    let json = d.join("r.json");
+    let out = harness()
+        .args(["fuzz", "--seconds", "30", "--max-messages", "1500", "--seed", "3", "--timeout", "0.3"])
+        .args(["--fault", "disconnect-after-bad-header", "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(0);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rechecked = v["disconnects_rechecked"].as_u64().unwrap();
+    assert!(rechecked > 0, "{v}");
+    assert_eq!(v["disconnects_not_reproduced_alone"], rechecked, "{v}");
+    assert_eq!(v["finding_classes"]["disconnect"], 0, "{v}");
+    let line = format!("{rechecked} re-checked alone on a fresh connection, {rechecked} of them not reproduced");
+    assert!(text.contains(&line), "{text}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
     let d = tmp("oob");

@@ -157,6 +157,15 @@ pub fn finding(obs: &Observation) -> Option<Kind> {
     kind(Class::Violation, &rule)
 }
 
+/// Whether `obs` would be a `disconnect` finding were it not for the earlier cases on its kept
+/// connection ([`Observation::earlier_clean`]): the case, then, is sent again alone on a
+/// fresh connection, and its drop is a finding only when it repeats there.
+pub fn disconnect_but_for_earlier(obs: &Observation) -> bool {
+    obs.liveness == Liveness::Disconnected
+        && !obs.earlier_clean
+        && finding(&Observation { earlier_clean: true, ..obs.clone() }).is_some_and(|k| k.class == Class::Disconnect)
+}
+
 /// One reply's shape: version, procedure, error code, RPC accept_stat, chunk shape.
 fn shape(f: &Frame) -> impl Hash {
     let fixed = f.fixed().map(|x| (x.vers, x.proc_));
@@ -242,6 +251,16 @@ mod tests {
         assert_eq!(finding(&obs).unwrap().to_string(), "disconnect");
         obs.earlier_clean = false;
         assert_eq!(finding(&obs), None);
+        // That one is sent again alone; one the case's own messages explain is not.
+        assert!(disconnect_but_for_earlier(&obs));
+        obs.earlier_clean = true;
+        assert!(!disconnect_but_for_earlier(&obs), "a finding already");
+        obs.earlier_clean = false;
+        obs.well_formed = vec![true, false];
+        assert!(!disconnect_but_for_earlier(&obs));
+        obs.well_formed = vec![true, true];
+        obs.oob = vec![super::super::execute::OobAccess { message: 0, region: 0, at: 0, bytes: 4, read: false }];
+        assert!(!disconnect_but_for_earlier(&obs), "an oob-write, whatever came before");
     }
 
     #[test]

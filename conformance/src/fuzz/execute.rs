@@ -628,6 +628,64 @@ mod tests {
         assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default()));
     }
 
+    /// Runs `cases` one after another over one kept connection to the reference responder
+    /// with `faults`, each probed by its own last call where it can be (as a run does).
+    fn in_a_row(faults: &str, cases: &[Wire]) -> Vec<Observation> {
+        use crate::fuzz::Target;
+        let faults = if faults.is_empty() {
+            rpcrdma_peers::responder::Faults::default()
+        } else {
+            rpcrdma_peers::responder::Faults::only(faults)
+        };
+        let mut peer = crate::fuzz::Embedded::new(faults);
+        let options = RunOptions { timeout: Duration::from_secs(2), ..RunOptions::default() };
+        let timing = Timing { reply: Duration::from_millis(400) };
+        let mut kept = None;
+        cases
+            .iter()
+            .map(|c| run_on(peer.connector(), &mut kept, &options, timing, std::slice::from_ref(c), true))
+            .collect()
+    }
+
+    /// A NULL call, RDMA_MSG: well-formed, answered.
+    fn null(xid: u32) -> Wire {
+        Wire::new([HeaderBuilder::msg(xid, 32).encode_to_vec(), null_call(xid)].concat(), Vec::new())
+    }
+
+    /// (after_cases, earlier_clean) of each observation.
+    fn history(obs: &[Observation]) -> Vec<(usize, bool)> {
+        obs.iter().map(|o| (o.after_cases, o.earlier_clean)).collect()
+    }
+
+    #[test]
+    fn a_kept_connection_whose_cases_were_well_formed_and_answered_is_clean() {
+        let obs = in_a_row("", &[null(XID), null(XID + 1), null(XID + 2)]);
+        assert!(obs.iter().all(|o| o.liveness == Liveness::Answered && o.unanswered.is_empty()));
+        assert_eq!(history(&obs), [(0, true), (1, true), (2, true)]);
+    }
+
+    #[test]
+    fn a_malformed_message_leaves_its_kept_connection_unclean_for_good() {
+        // RDMA_MSG whose payload is no RPC call: malformed; the peer may drop it, the
+        // connection lives on.
+        let filler = Wire::new([HeaderBuilder::msg(XID, 32).encode_to_vec(), vec![0xc5; 40]].concat(), Vec::new());
+        let obs = in_a_row("", &[filler, null(XID + 1), null(XID + 2)]);
+        assert_eq!((obs[0].well_formed.as_slice(), obs[0].liveness), (&[false][..], Liveness::Answered));
+        assert_eq!(history(&obs), [(0, true), (1, false), (2, false)]);
+    }
+
+    #[test]
+    fn an_unanswered_call_leaves_its_kept_connection_unclean() {
+        // GETATTR without its file handle: well-formed garbage arguments, which this responder
+        // drops unanswered; the liveness NULL after it is answered.
+        let call = CallHeader::new(XID, 100003, 3, 1).encode_to_vec();
+        let getattr = Wire::new([HeaderBuilder::msg(XID, 32).encode_to_vec(), call].concat(), Vec::new());
+        let obs = in_a_row("drop-garbage-args", &[getattr, null(XID + 1)]);
+        assert_eq!(obs[0].well_formed, [true]);
+        assert_eq!((obs[0].unanswered.as_slice(), obs[0].liveness), (&[0][..], Liveness::Answered));
+        assert_eq!(history(&obs), [(0, true), (1, false)]);
+    }
+
     /// A well-formed call the peer never answers is a no-reply only when the wait for its
     /// late reply ran whole: a minimisation trial near its deadline, whose late-reply wait the
     /// deadline shortened, is cut (it decides nothing; a slow peer is not a silent one), and

@@ -29,6 +29,10 @@ pub enum Sent {
     Case(u64),
     /// A minimisation trial (or the final confirmation, trial 0) of the finding of case `n`.
     Trial { case: u64, trial: usize },
+    /// Case `n` sent again, alone on a fresh connection: it dropped a kept connection whose
+    /// earlier cases sent something malformed or left a call unanswered, and only a drop that
+    /// repeats so is its finding.
+    Recheck { case: u64 },
 }
 
 impl Sent {
@@ -36,7 +40,7 @@ impl Sent {
     pub fn case(self) -> u64 {
         match self {
             Sent::Probe { skipped } => skipped,
-            Sent::Case(n) | Sent::Trial { case: n, .. } => n,
+            Sent::Case(n) | Sent::Trial { case: n, .. } | Sent::Recheck { case: n } => n,
         }
     }
 
@@ -51,6 +55,9 @@ impl Sent {
             Sent::Case(n) => format!("case {n}"),
             Sent::Trial { case, trial: 0 } => format!("the confirmation of the minimised finding of case {case}"),
             Sent::Trial { case, trial } => format!("minimisation trial {trial} of the finding of case {case}"),
+            Sent::Recheck { case } => {
+                format!("the re-check alone, on a fresh connection, of the disconnect of case {case}")
+            }
         }
     }
 }

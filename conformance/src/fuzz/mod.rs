@@ -254,8 +254,16 @@ pub struct Report {
     pub reused: u64,
     /// Cases whose liveness the reply to their own last message proved, with no NULL.
     pub own_probes: u64,
+    /// Cases that dropped a kept connection over well-formed messages after earlier cases on
+    /// it sent something malformed or left a call unanswered, and were sent again alone on a
+    /// fresh connection ([`classify::disconnect_but_for_earlier`]); their messages are not
+    /// counted again in `messages`.
+    pub disconnects_rechecked: u64,
+    /// Of those, the ones whose drop did not repeat alone: no `disconnect` finding, counted
+    /// here (their own finding, such as a violation, counted as usual).
+    pub disconnects_not_reproduced_alone: u64,
     pub elapsed: Duration,
-    /// Of `elapsed`, the time spent minimising findings.
+    /// Of `elapsed`, the time spent minimising findings and re-checking disconnects alone.
     pub minimising: Duration,
     /// Of `elapsed` less `minimising`, where the cases' time went.
     pub spent: Spent,
@@ -544,6 +552,8 @@ pub fn run_watched(
         connections: 0,
         reused: 0,
         own_probes: 0,
+        disconnects_rechecked: 0,
+        disconnects_not_reproduced_alone: 0,
         elapsed: Duration::ZERO,
         minimising: Duration::ZERO,
         spent: Spent::default(),
@@ -619,13 +629,38 @@ pub fn run_watched(
                 corpus[i] = case.clone();
             }
         }
-        let finding = classify::finding(&obs);
-        let sick = unwell(&obs);
+        let mut finding = classify::finding(&obs);
+        let mut sick = unwell(&obs);
+        report.spent.add(&obs.spent);
+        report.spent.generate += drawn + t.elapsed();
+        // A drop of a kept connection the earlier cases on it may have caused: the case alone,
+        // on a fresh connection, decides (its time counted as minimisation's).
+        let mut obs = obs;
+        if classify::disconnect_but_for_earlier(&obs) {
+            let t = Instant::now();
+            report.disconnects_rechecked += 1;
+            session = Session::default();
+            let again = recheck_alone(target, config, &mut watch, &case[..obs.sent], case_no, sick);
+            report.minimising += t.elapsed();
+            match again {
+                Err(why) => {
+                    report.end_down(Some(why), interrupt);
+                    break;
+                }
+                Ok(a) => {
+                    sick = unwell(&a);
+                    if classify::finding(&a).is_some_and(|k| k.class == Class::Disconnect) {
+                        finding = classify::finding(&a);
+                        obs = a;
+                    } else {
+                        report.disconnects_not_reproduced_alone += 1;
+                    }
+                }
+            }
+        }
         if let Some(kind) = &finding {
             *report.classes.entry(kind.class.name()).or_default() += 1;
         }
-        report.spent.add(&obs.spent);
-        report.spent.generate += drawn + t.elapsed();
         if finding.is_some() {
             // A new kind is minimised (the peer restarted between trials) and a restarted peer
             // has no connection of ours: the next case then opens a fresh one.
@@ -726,6 +761,29 @@ fn next_case(rng: &mut Rng, xid: &mut u32, corpus: &[Vec<Spec>]) -> Vec<Spec> {
 /// not), or its crash handler writing a backtrace.
 fn unwell(obs: &Observation) -> bool {
     obs.liveness != Liveness::Answered || !kernel_log::only_warnings(&obs.kernel) || obs.crash_site.is_some()
+}
+
+/// Sends `messages` (a case that dropped a kept connection after earlier cases on it sent
+/// something malformed or left a call unanswered) again, alone on a fresh connection, as its
+/// reproducer would replay them; the peer brought back first where it can be (always where a
+/// restart is cheap, when `sick` where it is costly). Err: the peer could not be (why).
+fn recheck_alone(
+    target: &mut dyn Target,
+    config: &Config,
+    watch: &mut resources::Watch,
+    messages: &[Spec],
+    case_no: u64,
+    sick: bool,
+) -> Result<Observation, String> {
+    let sent = Sent::Recheck { case: case_no };
+    if !target.can_restart() {
+        return Ok(execute_specs(target, config, watch, messages, sent, None, None));
+    }
+    let mut trials = Trials { sick, down: None, out_of_time: false };
+    // No deadline: nothing is cut, so only a peer that is down gives no observation.
+    let why = "the peer could not be restarted for a re-check";
+    let o = trials.run(target, config, watch, messages, sent, None);
+    o.ok_or_else(|| trials.down.clone().unwrap_or_else(|| why.into()))
 }
 
 /// The finding for memory kept per connection. Its reproducer is one connection that sends

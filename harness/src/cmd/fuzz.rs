@@ -185,8 +185,10 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
         s += &format!("the peer is down: {why}\n");
     }
     if !r.minimising.is_zero() {
-        s +=
-            &format!("(of which {:.1} s minimising findings, not counted in messages/s)\n", r.minimising.as_secs_f64());
+        s += &format!(
+            "(of which {:.1} s minimising findings and re-checking disconnects, not counted in messages/s)\n",
+            r.minimising.as_secs_f64()
+        );
     }
     let outcomes: Vec<String> = r.outcomes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("liveness after each case: {}\n", outcomes.join(", "));
@@ -205,6 +207,12 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     }
     let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("cases per finding class: {}\n", classes.join(", "));
+    if r.disconnects_rechecked > 0 {
+        s += &format!(
+            "disconnects of kept connections after malformed or unanswered messages: {} re-checked alone on a fresh connection, {} of them not reproduced there (counted, no finding)\n",
+            r.disconnects_rechecked, r.disconnects_not_reproduced_alone
+        );
+    }
     s += &format!("coverage: {} reply signatures, corpus of {}\n", r.signatures, r.corpus);
     if let Some(m) = &r.memory {
         s += &format!(
@@ -281,6 +289,8 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "connections": r.connections,
         "reused_cases": r.reused,
         "own_probes": r.own_probes,
+        "disconnects_rechecked": r.disconnects_rechecked,
+        "disconnects_not_reproduced_alone": r.disconnects_not_reproduced_alone,
         "liveness": r.outcomes,
         "finding_classes": r.classes,
         "signatures": r.signatures,

@@ -39,23 +39,24 @@ pub const UNMATCHED_ON_PURPOSE: &[(&str, &str)] = &[(
 /// Two segments of one chunk in one registered region (the same R_key, different offsets):
 /// the dissector keeps one segment per R_key.
 const SHARED_HANDLE: &str = "two segments of the chunk share an R_key (one region, two offsets): \
-    Wireshark keeps its segments in a tree keyed by the handle alone (segment_list, lines 218 and \
-    1206; wmem_tree_insert32 replaces the value of an existing key, wsutil/wmem/wmem_tree.c \
-    497-499), so the later segment replaces the earlier one; find_segment_info (lines 346-355) \
-    then finds no segment for the earlier one's RDMA Write (its offset is outside the later \
-    segment), which is never added (line 580), and the reply sets the segment up afresh under a \
-    new message ID (lines 1184-1206) that no RDMA Write used";
+    Wireshark keeps its segments in a tree keyed by the handle alone (rdma_conv_info_t's \
+    segment_list, filled by process_rdma_list(); wmem_tree_insert32() in \
+    wsutil/wmem/wmem_tree.c replaces the value of an existing key), so the later segment replaces \
+    the earlier one; find_segment_info() then finds no segment for the earlier one's RDMA Write \
+    (its offset is outside the later segment), which add_ib_fragment() never adds, and the \
+    reply sets the segment up afresh under a new message ID (process_rdma_list()) that no RDMA \
+    Write used";
 
 /// The RFC 8267 6.4 checks: NFSv4.1 COMPOUND replies whose READ results went into write chunks
 /// (one or two, the second empty or unused in some): as for
 /// `rfc8166/4.3.2.2/subsequent-item-next-chunk`, Wireshark places write chunk data only when
-/// the upper layer reports as many DDP-eligible items as the reply has write chunks (line
-/// 1172), and dissects the reduced COMPOUND reply as if whole (malformed at the first READ's
+/// the upper layer reports as many DDP-eligible items as the reply has write chunks
+/// (process_rdma_list()), and dissects the reduced COMPOUND reply as if whole (malformed at the first READ's
 /// missing data); that its NFSv4 READ decoding reports none is inferred from the captures.
 const NFS4_READ_IN_WRITE_CHUNK: &str = "an NFSv4.1 COMPOUND reply whose READ results went into \
     write chunks: Wireshark places write chunk data only when the upper layer reports as many \
-    DDP-eligible items as the reply has write chunks (line 1172) and dissects the reduced reply \
-    as if whole, malformed at the missing READ data (inferred from the captures, as for \
+    DDP-eligible items as the reply has write chunks (process_rdma_list()) and dissects the \
+    reduced reply as if whole, malformed at the missing READ data (inferred from the captures, as for \
     rfc8166/4.3.2.2/subsequent-item-next-chunk)";
 
 /// The RFC 8267 6.4.2 WRITE checks: their data Read chunk is many segments of one registered
@@ -81,10 +82,10 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
         "rfc8166/3.5.3/position-zero-with-data-chunk",
         "a Position-Zero Read chunk together with a data read chunk: Wireshark bases each \
          segment's fragment numbers on the length of the earlier segments of its own chunk \
-         (p_rdma_chunk->length is reset for every chunk, line 1167, and becomes the segment's \
-         msgno, line 1201), so the first READ response of every read chunk is fragment 1 \
-         (line 603); the data chunk's response overlaps the call's (reassemble.c 1738 keeps the \
-         first) and the reassembled WRITE call lacks its data",
+         (p_rdma_chunk->length is reset for every chunk and becomes the segment's msgno, both in \
+         process_rdma_list()), so the first READ response of every read chunk is fragment 1 \
+         (add_ib_fragment()); the data chunk's response overlaps the call's \
+         (fragment_defragment_and_free() in epan/reassemble.c keeps the first) and the reassembled WRITE call lacks its data",
     ),
     ("rfc8166/3.4.6/write-segments-copied", SHARED_HANDLE),
     ("rfc8166/3.4.6/reply-chunk-segments", SHARED_HANDLE),
@@ -92,9 +93,10 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
         "rfc8166/4.3.2.2/several-write-chunks",
         "the reply returns an unused write chunk after the one it filled (as RFC 8166 4.3.2.2 \
          requires): Wireshark places write chunk data only when the upper layer reports as many \
-         DDP-eligible items (packet-nfs.c 6515) as the reply has write chunks (line 1172); with \
-         two chunks and one NFS READ data item it adds none of the reply to the reassembly \
-         (line 1274) and dissects the reduced reply as if whole (line 1676)",
+         DDP-eligible items (dissect_nfsdata_reduced() in packet-nfs.c) as the reply has write \
+         chunks (process_rdma_list()); with two chunks and one NFS READ data item it adds none \
+         of the reply to the reassembly (process_rdma_list()) and dissects the reduced reply as \
+         if whole (dissect_rpcrdma())",
     ),
     (
         "rfc8166/4.3.2.2/subsequent-item-next-chunk",
@@ -102,7 +104,7 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
          capture holds both RDMA Writes, but Wireshark shows them as plain RDMA Writes and \
          dissects the reduced COMPOUND reply as if whole (malformed at the first READ's missing \
          data). Write chunk data is placed only when the upper layer reports as many DDP-eligible \
-         items as the reply has write chunks (line 1172); that its NFSv4 READ decoding reports \
+         items as the reply has write chunks (process_rdma_list()); that its NFSv4 READ decoding reports \
          none is inferred from the capture, not traced in packet-nfs.c",
     ),
     ("rfc8267/6.4.1/first-read-first-chunk", NFS4_READ_IN_WRITE_CHUNK),
@@ -116,7 +118,7 @@ pub const WIRESHARK_CANNOT_REASSEMBLE: &[(&str, &str)] = &[
     (
         "v2-01/5.3/nomsg-call-same-version",
         "Wireshark 4.0's rpcordma dissector decodes Version One only (it gives up on any other \
-         rdma_vers, line 1560), so an RDMA2_NOMSG's position-zero chunk is never reassembled",
+         rdma_vers in dissect_rpcrdma()), so an RDMA2_NOMSG's position-zero chunk is never reassembled",
     ),
 ];
 

@@ -290,6 +290,16 @@ crate::fault_switches! {
         /// (RFC 8267 6.4.2: an NFSv4 server MUST process a Write chunk of sixteen; 6.4.1:
         /// the k-th write chunk is the k-th READ's).
         read_fails_in_sixteen_segment_chunk = "read-fails-in-sixteen-segment-chunk",
+        /// Close the connection over every Long Call (RDMA_NOMSG, the call in a position-zero
+        /// read chunk) it is about to serve (RFC 8166 3.5.3: a responder pulls it and answers),
+        /// accepting new connections.
+        disconnect_on_long_call = "disconnect-on-long-call",
+        /// Close the connection over the first call carrying chunks it is about to serve after
+        /// a Version One transport header on this connection did not decode or broke a call
+        /// rule (RFC 8166 4.5.2: ERR_CHUNK answers that message alone), accepting new
+        /// connections: a drop earlier messages on the connection cause, which the call alone
+        /// does not show (a chunkless call, such as a liveness NULL, is served as usual).
+        disconnect_after_bad_header = "disconnect-after-bad-header",
     }
 }
 
@@ -305,7 +315,9 @@ pub const CRASH_SEGMENT_COUNT: u32 = 4096;
 pub const CRASH_READ_POSITION: u32 = 65536;
 
 impl Faults {
-    /// The crash-like faults: they take the whole responder down, not one requirement.
+    /// The crash-like faults, and the others only the fuzzer finds: they take the whole
+    /// responder or a connection down (or write out of bounds), not one requirement a check
+    /// judges.
     pub const CRASH_LIKE: &'static [&'static str] = &[
         "crash-on-many-write-chunks",
         "crash-on-far-read-position",
@@ -313,6 +325,8 @@ impl Faults {
         "write-past-segment",
         "hang-on-zero-credit-pair",
         "crash-on-unknown-reverse-xid",
+        "disconnect-on-long-call",
+        "disconnect-after-bad-header",
     ];
 
     /// Whether these faults let a call that breaks `rule` through (the responder otherwise
@@ -623,6 +637,25 @@ impl super::Session<'_> {
         if self.config.faults.echo_read_list {
             self.echoed_reads = chunks.reads.segments().collect();
         }
+    }
+
+    /// A transport header that did not decode or broke a call rule came: remembered for
+    /// `disconnect-after-bad-header` only.
+    pub(super) fn note_bad_header(&mut self) {
+        self.bad_header_seen |= self.config.faults.disconnect_after_bad_header;
+    }
+
+    /// Why a fault closes the connection over a Version One call about to be served
+    /// (`disconnect-on-long-call`, `disconnect-after-bad-header`), if one does.
+    pub(super) fn disconnects_on(&self, chunks: &ChunkLists<'_>, is_nomsg: bool) -> Option<&'static str> {
+        let f = &self.config.faults;
+        if f.disconnect_on_long_call && is_nomsg && chunks.reads.segments().any(|s| s.position == 0) {
+            return Some("a Long Call (a fault closes the connection)");
+        }
+        if self.bad_header_seen && !chunks.is_empty() {
+            return Some("a call after a bad header (a fault closes the connection)");
+        }
+        None
     }
 
     /// Whether a crash-like fault takes the responder down on these chunk lists.

@@ -224,6 +224,9 @@ pub(crate) struct Session<'a> {
     zero_credit_run: u32,
     /// Set by `hang-on-zero-credit-pair`: messages are taken and never answered.
     wedged: bool,
+    /// A transport header that did not decode or broke a call rule came on this connection,
+    /// kept only for the `disconnect-after-bad-header` fault.
+    bad_header_seen: bool,
     /// The responder's flag: its scenario has been played.
     played: Arc<AtomicBool>,
     /// The call whose reply the scenario replaces, once chosen.
@@ -297,6 +300,7 @@ impl<'a> Session<'a> {
             down: Arc::default(),
             zero_credit_run: 0,
             wedged: false,
+            bad_header_seen: false,
             played: Arc::default(),
             target: None,
             scripted_grant: None,
@@ -527,7 +531,10 @@ impl<'a> Session<'a> {
         let msg = match Message::decode(data, &self.config.profile) {
             Ok(m) => m,
             // RFC 8166 4.5.2: XDR errors get ERR_CHUNK.
-            Err(_) => return self.send_err_chunk(fixed.xid),
+            Err(_) => {
+                self.note_bad_header();
+                return self.send_err_chunk(fixed.xid);
+            }
         };
         match msg.header.body {
             // RFC 8166 4.2.4 and 4.6.2: discard silently.
@@ -549,6 +556,7 @@ impl<'a> Session<'a> {
         // Semantic violations of a call are XDR errors of the transport header (RFC 8166 4.5.2).
         let violations = Violations::of(&msg, Role::Call);
         if violations.iter().any(|v| !self.config.faults.tolerates(v.rule)) {
+            self.note_bad_header();
             return self.send_err_chunk(fixed.xid);
         }
         let chunks = *msg.header.body.chunks().expect("MSG or NOMSG");
@@ -561,6 +569,9 @@ impl<'a> Session<'a> {
         // A scenario refusing its call answers it unprocessed (RFC 8267 6.4.2).
         if self.target == Some(fixed.xid) && self.config.scenario.is_some_and(Scenario::refuses_call) {
             return self.send(&HeaderBuilder::msg(fixed.xid, self.grant()).encode_to_vec(), None);
+        }
+        if let Some(why) = self.disconnects_on(&chunks, is_nomsg) {
+            return Err(Stop::Unsupported(why));
         }
         self.note_recorded_target(fixed.xid, is_nomsg, msg.payload);
         self.serve_call(msg.header.xid, &chunks, is_nomsg, msg.payload, Framing::V1)
