@@ -1,6 +1,7 @@
-# Judges bench.txt's ratio lines (bench-ratio.awk's) against a floor: awk -v min=0.9 -f
-# bench-judge.awk bench.txt. Prints each depth under it; exits 1 when any is, 2 when the file
-# has no ratio line (no bench ran, or the C client's figures are missing), 0 otherwise.
+# Judges bench.txt's ratio lines (bench-ratio.awk's: per depth, the median of the rounds'
+# ratios) against a floor: awk -v min=0.9 -f bench-judge.awk bench.txt. Prints each depth
+# under it; exits 1 when any is, 2 when the file has no ratio line (no bench ran, or the C
+# client's figures are missing), 0 otherwise.
 # bench-read's 4 KiB READ rates (read-4k lines) have no C baseline: reported, never judged.
 BEGIN { if (min == "" || min !~ /^[0-9]+(\.[0-9]+)?$/) { print "bench-judge.awk: give -v min=RATIO (a number such as 0.9)" > "/dev/stderr"; bad = 2; exit 2 } }
 /^ratio depth=[0-9]+: harness [0-9.]+ x the C client/ {

@@ -23,10 +23,10 @@ impl VerbsConnector {
         let lib = ffi::lib()?;
         Ok(VerbsConnector { lib, host: host.to_string(), port })
     }
-}
 
-impl Connector for VerbsConnector {
-    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+    /// [`Connector::connect`], with the connection as itself: its own methods (the
+    /// requester's lean path, [`VerbsConnection::send_unsignaled`]) besides the trait's.
+    pub fn connect_verbs(&mut self, private_data: &[u8], deadline: Instant) -> Result<VerbsConnection> {
         // iWARP connects a TCP stream from the port RDMA-CM picked; that 4-tuple may still be
         // in TIME_WAIT from an earlier connection (siw's rdma_connect then fails with
         // EADDRINUSE or EADDRNOTAVAIL): a new id, and so a new port, goes on.
@@ -44,6 +44,12 @@ impl Connector for VerbsConnector {
                 Ok(c) => return Ok(c),
             }
         }
+    }
+}
+
+impl Connector for VerbsConnector {
+    fn connect(&mut self, private_data: &[u8], deadline: Instant) -> Result<Box<dyn Connection>> {
+        Ok(Box::new(self.connect_verbs(private_data, deadline)?))
     }
 
     fn describe(&self) -> String {
@@ -83,7 +89,7 @@ impl VerbsConnector {
         &mut self,
         private_data: &[u8],
         deadline: Instant,
-    ) -> std::result::Result<Box<dyn Connection>, Attempt> {
+    ) -> std::result::Result<VerbsConnection, Attempt> {
         let addr = resolve(&self.host, self.port).map_err(TransportError::Unreachable)?;
         let ch = ffi::EventChannel::new(self.lib).map_err(|e| env_err("rdma_create_event_channel", e))?;
         let id = ffi::CmId::new(&ch).map_err(|e| env_err("rdma_create_id", e))?;
@@ -109,6 +115,6 @@ impl VerbsConnector {
             // message. Give the accepting side that moment.
             std::thread::sleep(IWARP_SETTLE);
         }
-        Ok(Box::new(conn))
+        Ok(conn)
     }
 }

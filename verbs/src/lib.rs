@@ -41,6 +41,11 @@
 //!   overrun by a longer Send completes with IBV_WC_LOC_QP_OP_ERR (reported as
 //!   [`WcStatus::LocalLengthError`]); remote invalidation is flagged with the kernel's
 //!   IB_WC_WITH_INVALIDATE bit (accepted as well as IBV_WC_WITH_INV).
+//! - A requester's lean path beside [`Connection`](rpcrdma_peers::transport::Connection)
+//!   (`bench-null`'s): [`VerbsConnection::send_unsignaled`] asks for a completion on one Send
+//!   in 16 (`SIGNAL_EVERY`; no [`Event::SendDone`](rpcrdma_peers::transport::Event) unless
+//!   one fails), and [`VerbsConnection::take_messages`] hands the messages that arrived over in
+//!   place, reposting their receives as one chain.
 //! - `RPCRDMA_VERBS_TRACE=1` prints every completion and CM event to stderr.
 //! - What verbs cannot do: observe the peer's RDMA Reads and Writes of our memory
 //!   ([`Connection::accesses`] returns [`TransportError::Environment`]).
@@ -83,6 +88,10 @@ const KIND_RECV: u64 = 2;
 const KIND_READ: u64 = 3;
 const KIND_WRITE: u64 = 4;
 const KIND_BIND: u64 = 5;
+/// A Send of [`VerbsConnection::send_unsignaled`]'s.
+const KIND_QUIET: u64 = 6;
+/// One in this many of [`VerbsConnection::send_unsignaled`]'s Sends asks for a completion.
+const SIGNAL_EVERY: u64 = 16;
 
 fn params() -> ffi::ConnParams {
     ffi::ConnParams {
@@ -218,6 +227,7 @@ mod connection;
 mod connector;
 mod listener;
 mod pump;
+mod requester;
 
 pub use connection::VerbsConnection;
 pub use connector::VerbsConnector;

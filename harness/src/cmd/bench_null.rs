@@ -5,13 +5,16 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
+use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::CallHeader;
-use rpcrdma_codec::v1::{FixedFields, HeaderBuilder};
+use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Proc};
 use rpcrdma_codec::xdr::Writer;
 use rpcrdma_peers::responder::{Config, Responder};
-use rpcrdma_peers::transport::{Connection, Event, WcStatus};
+use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
 
 use crate::exit::{Ending, Outcome};
+use crate::peer::PeerError;
+use crate::verbs::VerbsConnection;
 
 #[derive(Debug, Args)]
 pub struct BenchArgs {
@@ -43,65 +46,183 @@ fn null_call(xid: u32) -> [u8; 68] {
     buf
 }
 
-/// Waits for the next reply; its credit grant.
-fn reply(conn: &mut dyn Connection) -> Result<u32, String> {
-    let deadline = Instant::now() + Duration::from_secs(5);
-    loop {
-        match conn.poll(deadline).map_err(|e| e.to_string())? {
-            Event::SendDone { status: WcStatus::Success } => {}
-            Event::Recv { status: WcStatus::Success, data, .. } => {
-                conn.post_recv(RECEIVE_SIZE, 1).map_err(|e| e.to_string())?;
-                return FixedFields::decode(&data).map(|f| f.credit).map_err(|e| e.to_string());
+/// How the calls go out and the replies come back: the [`Connection`] API (the embedded
+/// responder), or over verbs the requester's lean path (unsignaled Sends, replies taken in
+/// place a batch at a time: rpcrdma_verbs' requester.rs), which is what a requester as lean
+/// as the C client (harness/linux-peer/null-client.c) does per call.
+trait Link {
+    /// Posts `count` receives of RECEIVE_SIZE bytes.
+    fn post_receives(&mut self, count: usize) -> Result<(), String>;
+    fn call(&mut self, msg: &[u8]) -> Result<(), String>;
+    /// Waits for replies; how many arrived, and the credit grant of the last one.
+    fn replies(&mut self) -> Result<(u32, u32), String>;
+    fn close(&mut self);
+    /// How many times no reply was ready when we looked (None: not counted).
+    fn waits(&self) -> Option<u64> {
+        None
+    }
+}
+
+const WAIT: Duration = Duration::from_secs(5);
+
+impl Link for Box<dyn Connection> {
+    fn post_receives(&mut self, count: usize) -> Result<(), String> {
+        self.post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
+    }
+
+    fn close(&mut self) {
+        self.disconnect();
+    }
+
+    fn call(&mut self, msg: &[u8]) -> Result<(), String> {
+        self.send(msg).map_err(|e| e.to_string())
+    }
+
+    fn replies(&mut self) -> Result<(u32, u32), String> {
+        let deadline = Instant::now() + WAIT;
+        loop {
+            match self.poll(deadline).map_err(|e| e.to_string())? {
+                Event::SendDone { status: WcStatus::Success } => {}
+                Event::Recv { status: WcStatus::Success, data, .. } => {
+                    self.post_recv(RECEIVE_SIZE, 1).map_err(|e| e.to_string())?;
+                    return Ok((1, grant(&data)?));
+                }
+                other => return Err(format!("{other:?}")),
             }
-            other => return Err(format!("{other:?}")),
         }
     }
 }
 
+impl Link for VerbsConnection {
+    fn post_receives(&mut self, count: usize) -> Result<(), String> {
+        self.post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
+    }
+
+    fn close(&mut self) {
+        self.disconnect();
+    }
+
+    fn call(&mut self, msg: &[u8]) -> Result<(), String> {
+        self.send_unsignaled(msg).map_err(|e| e.to_string())
+    }
+
+    fn replies(&mut self) -> Result<(u32, u32), String> {
+        let mut last = Ok(0);
+        let n = self
+            .take_messages(RECEIVE_SIZE, WAIT, |data| {
+                if last.is_ok() {
+                    last = grant(data);
+                }
+            })
+            .map_err(|e| e.to_string())?;
+        Ok((n as u32, last?))
+    }
+
+    fn waits(&self) -> Option<u64> {
+        Some(VerbsConnection::waits(self))
+    }
+}
+
+/// Our process's time on a CPU so far (/proc/self/schedstat, Linux), for the CPU per call.
+fn cpu_time() -> Option<Duration> {
+    let s = std::fs::read_to_string("/proc/self/schedstat").ok()?;
+    s.split_whitespace().next()?.parse().ok().map(Duration::from_nanos)
+}
+
+/// RFC 8797 private data advertising RECEIVE_SIZE bytes both ways (as the embedded
+/// responder's connection has it: crate::peer::bench_connection).
+fn private_data() -> Result<[u8; 8], crate::exit::HarnessError> {
+    let usage =
+        |e: &dyn std::fmt::Display| crate::exit::HarnessError::Usage(format!("receive size {RECEIVE_SIZE}: {e}"));
+    let mut pd = [0u8; 8];
+    PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
+        .map_err(|e| usage(&e))?
+        .encode_into(&mut pd)
+        .map_err(|e| usage(&e))?;
+    Ok(pd)
+}
+
+/// A reply's credit grant; an error unless it is an RDMA_MSG (RFC 8166 4.2.4), as the
+/// NULL reply is.
+fn grant(data: &[u8]) -> Result<u32, String> {
+    let f = FixedFields::decode(data).map_err(|e| e.to_string())?;
+    if Proc(f.proc_) != Proc::RDMA_MSG {
+        return Err(format!("a reply with rdma_proc {} where RDMA_MSG was due", f.proc_));
+    }
+    Ok(f.credit)
+}
+
 /// `total` calls keeping `depth` outstanding; the elapsed time.
-fn drive(conn: &mut dyn Connection, depth: u32, total: u32, xid: &mut u32) -> Result<Duration, String> {
+fn drive(link: &mut dyn Link, depth: u32, total: u32, xid: &mut u32) -> Result<Duration, String> {
     let started = Instant::now();
     let (mut sent, mut done) = (0, 0);
     while done < total {
         while sent < total && sent - done < depth {
             *xid = xid.wrapping_add(1);
-            conn.send(&null_call(*xid)).map_err(|e| e.to_string())?;
+            link.call(&null_call(*xid))?;
             sent += 1;
         }
-        reply(conn)?;
-        done += 1;
+        let (n, _) = link.replies()?;
+        done += n;
+        if done > sent {
+            return Err(format!("{done} replies to {sent} calls"));
+        }
     }
     Ok(started.elapsed())
 }
 
 pub fn run(args: BenchArgs) -> Outcome {
-    let (connector, mut conn) = crate::peer::bench_connection(
-        args.peer.as_deref(),
-        || Responder::reference(Config::default()),
-        RECEIVE_SIZE as u32,
-        Duration::from_secs(5),
-    )?;
+    let (describe, mut link): (String, Box<dyn Link>) = match args.peer.as_deref() {
+        Some(addr) => {
+            let (host, port) = crate::peer::parse_addr(addr)?;
+            crate::peer::resolve(&host, port)?;
+            let mut c = crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)?;
+            let conn = c
+                .connect_verbs(&private_data()?, Instant::now() + WAIT)
+                .map_err(|e| crate::exit::HarnessError::Unreachable(format!("cannot reach {addr}: {e}")))?;
+            (c.describe(), Box::new(conn))
+        }
+        None => {
+            let (connector, conn) = crate::peer::bench_connection(
+                None,
+                || Responder::reference(Config::default()),
+                RECEIVE_SIZE as u32,
+                WAIT,
+            )?;
+            (connector.describe(), Box::new(conn))
+        }
+    };
     let result = (|| -> Result<(), String> {
-        conn.post_recv(RECEIVE_SIZE, OUR_WINDOW as usize).map_err(|e| e.to_string())?;
+        link.post_receives(OUR_WINDOW as usize)?;
         let mut xid = 0x4000_0000u32;
-        conn.send(&null_call(xid)).map_err(|e| e.to_string())?;
-        let grant = reply(conn.as_mut())?;
+        link.call(&null_call(xid))?;
+        let (_, grant) = link.replies()?;
         let window = grant.clamp(1, OUR_WINDOW);
         crate::outln!(
-            "peer {} grants {grant} credits; {} calls per depth after {} warm-up calls",
-            connector.describe(),
+            "peer {describe} grants {grant} credits; {} calls per depth after {} warm-up calls",
             args.calls,
             args.warmup
         );
         let depths = if args.depths.is_empty() { vec![1, window] } else { args.depths.clone() };
         for depth in depths.into_iter().map(|d| d.min(window)) {
             // Warmed up at each depth, as the C client (harness/linux-peer/null-client.c) is.
-            drive(conn.as_mut(), depth, args.warmup, &mut xid)?;
-            let t = drive(conn.as_mut(), depth, args.calls, &mut xid)?;
+            drive(link.as_mut(), depth, args.warmup, &mut xid)?;
+            let (cpu0, waits0) = (cpu_time(), link.waits());
+            let t = drive(link.as_mut(), depth, args.calls, &mut xid)?;
             let rate = args.calls as f64 / t.as_secs_f64();
-            crate::outln!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call)", rate, 1e6 / rate);
+            // Over verbs: the share of each call that is our own CPU, and how often a reply
+            // was not in yet when we looked (issue 25's diagnosis; BENCHMARKS.md).
+            let ours = match (cpu0, cpu_time(), waits0, link.waits()) {
+                (Some(c0), Some(c1), Some(w0), Some(w1)) => format!(
+                    ", {:.1} us of it our CPU, {} waits",
+                    (c1 - c0).as_secs_f64() * 1e6 / f64::from(args.calls),
+                    w1 - w0
+                ),
+                _ => String::new(),
+            };
+            crate::outln!("null-calls depth={depth}: {:.0} calls/s ({:.1} us per call{ours})", rate, 1e6 / rate);
         }
-        conn.disconnect();
+        link.close();
         Ok(())
     })();
     match result {
