@@ -231,7 +231,7 @@ phase_client_fuzz() {
   # until the watchdog); the host judges the panic and boots again to go on after this phase.
   echo "@@FUZZCLIENTSTART up=$(cut -d" " -f1 /proc/uptime)"; echo 1 > /proc/sys/kernel/panic_on_oops
   # PANIC_CLIENT_AFTER=SECONDS (testing that): the phase panics that long in.
-  [ -z "$PANIC_CLIENT_AFTER" ] || ( sleep "$PANIC_CLIENT_AFTER"; echo c > /proc/sysrq-trigger ) &
+  pk=''; [ -z "$PANIC_CLIENT_AFTER" ] || { ( sleep "$PANIC_CLIENT_AFTER"; echo c > /proc/sysrq-trigger ) & pk=$!; }
   fuzz_serve 20060 client-fuzz; fpid=$!
   fuzz_serve 20061 client-fuzz-reverse --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
   sleep 2; mkdir -p /mnt/f /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT)); n=0
@@ -243,7 +243,7 @@ phase_client_fuzz() {
   wait $fpid; fcrc=$?; fuzz_status client-fuzz $fcrc
   wait $rpid; frrc=$?; fuzz_status client-fuzz-reverse $frrc
   [ $frrc -le $fcrc ] || fcrc=$frrc
-  echo 0 > /proc/sys/kernel/panic_on_oops
+  echo 0 > /proc/sys/kernel/panic_on_oops; [ -z "$pk" ] || kill "$pk" 2>/dev/null
   echo "@@FUZZCLIENT rc=$fcrc"
   ship fuzzclient client-fuzz.txt client-fuzz-report.json client-fuzz client-fuzz-workload.txt \
     client-fuzz-reverse.txt client-fuzz-reverse-report.json client-fuzz-reverse
