@@ -19,6 +19,23 @@ fn tmp(name: &str) -> PathBuf {
     d
 }
 
+/// `fuzz` against the embedded responder with `fault`, seed and budget given, writing its
+/// reproducers into `d/out` and its JSON report; the exit status asserted, then the text and
+/// the report.
+fn fuzz_faulty(d: &std::path::Path, seed: &str, messages: &str, fault: &str, code: i32) -> (String, Value) {
+    let json = d.join("r.json");
+    let out = harness()
+        .args(["fuzz", "--seconds", "30", "--max-messages", messages, "--seed", seed, "--timeout", "0.3"])
+        .args(["--fault", fault, "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(code);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    (text, serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap())
+}
+
 #[test]
 fn a_bounded_run_against_the_faithful_responder_finds_nothing() {
     let d = tmp("faithful");
@@ -76,17 +93,7 @@ fn cases_reuse_connections_unless_asked_for_fresh_ones() {
 #[test]
 fn disconnects_not_reproduced_alone_are_counted_in_the_report() {
     let d = tmp("recheck");
-    let json = d.join("r.json");
-    let out = harness()
-        .args(["fuzz", "--seconds", "30", "--max-messages", "1500", "--seed", "3", "--timeout", "0.3"])
-        .args(["--fault", "disconnect-after-bad-header", "--out"])
-        .arg(d.join("out"))
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .code(0);
-    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (text, v) = fuzz_faulty(&d, "3", "1500", "disconnect-after-bad-header", 0);
     let rechecked = v["disconnects_rechecked"].as_u64().unwrap();
     assert!(rechecked > 0, "{v}");
     assert_eq!(v["disconnects_not_reproduced_alone"], rechecked, "{v}");
@@ -99,17 +106,7 @@ fn disconnects_not_reproduced_alone_are_counted_in_the_report() {
 #[test]
 fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
     let d = tmp("oob");
-    let json = d.join("r.json");
-    let out = harness()
-        .args(["fuzz", "--seconds", "20", "--max-messages", "300", "--seed", "1", "--timeout", "0.3"])
-        .args(["--fault", "write-past-segment", "--out"])
-        .arg(d.join("out"))
-        .arg("--json")
-        .arg(&json)
-        .assert()
-        .code(1);
-    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
-    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let (text, v) = fuzz_faulty(&d, "1", "300", "write-past-segment", 1);
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{text}");
     assert_eq!(findings[0]["class"], "oob-write");
