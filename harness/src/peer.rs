@@ -53,11 +53,34 @@ pub fn parse_addr(addr: &str) -> Result<(String, u16), PeerError> {
 /// A verbs connector for `addr`: rdma-core is loaded and an RDMA device must exist
 /// (otherwise an Environment error, one line, saying which is missing).
 pub fn connector(addr: &str) -> Result<Box<dyn Connector>, PeerError> {
+    Ok(Box::new(verbs_connector(addr)?))
+}
+
+/// As [`connector`], the verbs connector itself (its `connect_verbs` gives the requester's
+/// lean path: `bench-null`).
+pub fn verbs_connector(addr: &str) -> Result<crate::verbs::VerbsConnector, PeerError> {
     let (host, port) = parse_addr(addr)?;
     // A name that does not resolve is that, whatever this machine's verbs support.
     resolve(&host, port)?;
-    let c = crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)?;
-    Ok(Box::new(c))
+    crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)
+}
+
+/// RFC 8797 private data advertising `receive_size` bytes both ways, as the bench commands
+/// connect with.
+pub fn bench_private_data(receive_size: u32) -> Result<[u8; 8], crate::exit::HarnessError> {
+    let usage =
+        |e: &dyn std::fmt::Display| crate::exit::HarnessError::Usage(format!("receive size {receive_size}: {e}"));
+    let mut pd = [0u8; 8];
+    rpcrdma_codec::private_data::PrivateData::new(receive_size, receive_size, false)
+        .map_err(|e| usage(&e))?
+        .encode_into(&mut pd)
+        .map_err(|e| usage(&e))?;
+    Ok(pd)
+}
+
+/// The error of a bench command's connect to `whom` that failed.
+pub fn unreachable(whom: &str, e: impl std::fmt::Display) -> crate::exit::HarnessError {
+    crate::exit::HarnessError::Unreachable(format!("cannot reach {whom}: {e}"))
 }
 
 /// A connector and the connection it made.
@@ -76,18 +99,10 @@ pub fn bench_connection(
         None => Box::new(rpcrdma_peers::transport::emulated::EmulatedConnector::new(embedded())),
         Some(addr) => connector(addr)?,
     };
-    let mut pd = [0u8; 8];
-    let usage =
-        |e: &dyn std::fmt::Display| crate::exit::HarnessError::Usage(format!("receive size {receive_size}: {e}"));
-    let private_data =
-        rpcrdma_codec::private_data::PrivateData::new(receive_size, receive_size, false).map_err(|e| usage(&e))?;
-    private_data.encode_into(&mut pd).map_err(|e| usage(&e))?;
-    let conn = connector.connect(&pd, Instant::now() + wait).map_err(|e| {
-        crate::exit::HarnessError::Unreachable(format!(
-            "cannot reach {}: {e}",
-            peer.unwrap_or("the embedded responder")
-        ))
-    })?;
+    let pd = bench_private_data(receive_size)?;
+    let conn = connector
+        .connect(&pd, Instant::now() + wait)
+        .map_err(|e| unreachable(peer.unwrap_or("the embedded responder"), e))?;
     Ok((connector, conn))
 }
 

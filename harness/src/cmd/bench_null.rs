@@ -5,7 +5,6 @@
 use std::time::{Duration, Instant};
 
 use clap::Args;
-use rpcrdma_codec::private_data::PrivateData;
 use rpcrdma_codec::rpc::CallHeader;
 use rpcrdma_codec::v1::{FixedFields, HeaderBuilder, Proc};
 use rpcrdma_codec::xdr::Writer;
@@ -13,7 +12,6 @@ use rpcrdma_peers::responder::{Config, Responder};
 use rpcrdma_peers::transport::{Connection, Connector, Event, WcStatus};
 
 use crate::exit::{Ending, Outcome};
-use crate::peer::PeerError;
 use crate::verbs::VerbsConnection;
 
 #[derive(Debug, Args)]
@@ -51,12 +49,18 @@ fn null_call(xid: u32) -> [u8; 68] {
 /// place a batch at a time: rpcrdma_verbs' requester.rs), which is what a requester as lean
 /// as the C client (harness/linux-peer/null-client.c) does per call.
 trait Link {
+    /// The connection underneath, for what both paths do alike.
+    fn connection(&mut self) -> &mut dyn Connection;
     /// Posts `count` receives of RECEIVE_SIZE bytes.
-    fn post_receives(&mut self, count: usize) -> Result<(), String>;
+    fn post_receives(&mut self, count: usize) -> Result<(), String> {
+        self.connection().post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
+    }
     fn call(&mut self, msg: &[u8]) -> Result<(), String>;
     /// Waits for replies; how many arrived, and the credit grant of the last one.
     fn replies(&mut self) -> Result<(u32, u32), String>;
-    fn close(&mut self);
+    fn close(&mut self) {
+        self.connection().disconnect();
+    }
     /// How many times no reply was ready when we looked (None: not counted).
     fn waits(&self) -> Option<u64> {
         None
@@ -66,12 +70,8 @@ trait Link {
 const WAIT: Duration = Duration::from_secs(5);
 
 impl Link for Box<dyn Connection> {
-    fn post_receives(&mut self, count: usize) -> Result<(), String> {
-        self.post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
-    }
-
-    fn close(&mut self) {
-        self.disconnect();
+    fn connection(&mut self) -> &mut dyn Connection {
+        self.as_mut()
     }
 
     fn call(&mut self, msg: &[u8]) -> Result<(), String> {
@@ -94,12 +94,8 @@ impl Link for Box<dyn Connection> {
 }
 
 impl Link for VerbsConnection {
-    fn post_receives(&mut self, count: usize) -> Result<(), String> {
-        self.post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
-    }
-
-    fn close(&mut self) {
-        self.disconnect();
+    fn connection(&mut self) -> &mut dyn Connection {
+        self
     }
 
     fn call(&mut self, msg: &[u8]) -> Result<(), String> {
@@ -127,19 +123,6 @@ impl Link for VerbsConnection {
 fn cpu_time() -> Option<Duration> {
     let s = std::fs::read_to_string("/proc/self/schedstat").ok()?;
     s.split_whitespace().next()?.parse().ok().map(Duration::from_nanos)
-}
-
-/// RFC 8797 private data advertising RECEIVE_SIZE bytes both ways (as the embedded
-/// responder's connection has it: crate::peer::bench_connection).
-fn private_data() -> Result<[u8; 8], crate::exit::HarnessError> {
-    let usage =
-        |e: &dyn std::fmt::Display| crate::exit::HarnessError::Usage(format!("receive size {RECEIVE_SIZE}: {e}"));
-    let mut pd = [0u8; 8];
-    PrivateData::new(RECEIVE_SIZE as u32, RECEIVE_SIZE as u32, false)
-        .map_err(|e| usage(&e))?
-        .encode_into(&mut pd)
-        .map_err(|e| usage(&e))?;
-    Ok(pd)
 }
 
 /// A reply's credit grant; an error unless it is an RDMA_MSG (RFC 8166 4.2.4), as the
@@ -174,12 +157,9 @@ fn drive(link: &mut dyn Link, depth: u32, total: u32, xid: &mut u32) -> Result<D
 pub fn run(args: BenchArgs) -> Outcome {
     let (describe, mut link): (String, Box<dyn Link>) = match args.peer.as_deref() {
         Some(addr) => {
-            let (host, port) = crate::peer::parse_addr(addr)?;
-            crate::peer::resolve(&host, port)?;
-            let mut c = crate::verbs::VerbsConnector::new(&host, port).map_err(PeerError::Environment)?;
-            let conn = c
-                .connect_verbs(&private_data()?, Instant::now() + WAIT)
-                .map_err(|e| crate::exit::HarnessError::Unreachable(format!("cannot reach {addr}: {e}")))?;
+            let mut c = crate::peer::verbs_connector(addr)?;
+            let pd = crate::peer::bench_private_data(RECEIVE_SIZE as u32)?;
+            let conn = c.connect_verbs(&pd, Instant::now() + WAIT).map_err(|e| crate::peer::unreachable(addr, e))?;
             (c.describe(), Box::new(conn))
         }
         None => {
