@@ -173,16 +173,21 @@ pub fn findings(text: &str) -> Vec<Reproducer> {
 pub fn cases_sent(text: &str) -> (u64, u64) {
     let mut cases = std::collections::HashSet::new();
     let mut messages = 0;
-    for line in text.lines().map(|l| l.trim_matches(['\r', '\0', ' '])) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-        let is_case = v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case "));
-        if let (true, Some(n), Some(m)) = (is_case, v["case"].as_u64(), v["messages"].as_array()) {
-            if cases.insert(n) {
-                messages += m.len() as u64;
-            }
+    for (n, v) in case_lines(text) {
+        if let Some(m) = v["messages"].as_array().filter(|_| cases.insert(n)) {
+            messages += m.len() as u64;
         }
     }
     (cases.len() as u64, messages)
+}
+
+/// The journal's lines that sent a case ([`Sent::Case`], not a trial, re-check or probe), each
+/// with its case number; torn lines passed over.
+fn case_lines(text: &str) -> impl Iterator<Item = (u64, Value)> + '_ {
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim_matches(['\r', '\0', ' '])).ok())
+        .filter(|v| v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case ")))
+        .filter_map(|v| Some((v["case"].as_u64()?, v)))
 }
 
 /// The last complete line of a journal as a reproducer, with its `--skip-cases` to resume.
@@ -195,12 +200,9 @@ pub fn last_entry(text: &str) -> Result<(Reproducer, u64), String> {
     let Some(after) = r.1 else { return Ok((r.0, skip)) };
     // Each case's own line: the latest line that sent it as a case.
     let mut cases = std::collections::HashMap::new();
-    for line in text.lines().map(|l| l.trim_matches(['\r', '\0', ' '])) {
-        let Ok(v) = serde_json::from_str::<Value>(line) else { continue };
-        if v["journal"]["sent"].as_str().is_some_and(|s| s.starts_with("case ")) {
-            if let (Some(n), Ok(c)) = (v["case"].as_u64(), Reproducer::from_json(&v)) {
-                cases.insert(n, c.messages);
-            }
+    for (n, v) in case_lines(text) {
+        if let Ok(c) = Reproducer::from_json(&v) {
+            cases.insert(n, c.messages);
         }
     }
     for n in after {
