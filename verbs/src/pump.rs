@@ -9,6 +9,13 @@ use rpcrdma_peers::transport::{Event, Result, TransportError, WcStatus};
 use crate::{env_err, ffi, wc_status, VerbsConnection, DRAIN, KIND_QUIET, KIND_RECV, KIND_SEND, KIND_SHIFT, SPIN};
 
 impl VerbsConnection {
+    /// A receive that invalidated our region `key` (Send With Invalidate): no longer valid.
+    pub(crate) fn note_invalidated(&mut self, key: Option<u32>) {
+        if let Some(r) = key.and_then(|k| self.regions.get_mut(&k)) {
+            r.valid = false;
+        }
+    }
+
     /// The connection is gone: tell the peer (rdma_disconnect also moves our QP to the error
     /// state, so the receives not used flush), and report it once, after the messages that
     /// arrived before ([`Connection::poll`]).
@@ -69,11 +76,7 @@ impl VerbsConnection {
             KIND_RECV => {
                 if status == WcStatus::Success {
                     let data = c.buf.as_ref().map(|b| b.read(0, c.byte_len as usize)).unwrap_or_default();
-                    if let Some(k) = c.invalidated {
-                        if let Some(r) = self.regions.get_mut(&k) {
-                            r.valid = false;
-                        }
-                    }
+                    self.note_invalidated(c.invalidated);
                     self.recycle(c.buf);
                     self.events.push_back(Event::Recv { status, data, invalidated: c.invalidated });
                 } else {

@@ -93,9 +93,7 @@ impl VerbsConnection {
                 }
                 let buf = c.buf.expect("checked above");
                 self.recvs_posted = self.recvs_posted.saturating_sub(1);
-                if let Some(r) = c.invalidated.and_then(|k| self.regions.get_mut(&k)) {
-                    r.valid = false;
-                }
+                self.note_invalidated(c.invalidated);
                 each(buf.received(c.byte_len as usize).expect("checked above"));
                 n += 1;
                 if buf.size() >= size {
