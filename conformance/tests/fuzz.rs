@@ -662,3 +662,38 @@ fn a_disconnect_after_malformed_cases_is_a_finding_when_it_repeats_alone() {
     let r = fuzz::run(&mut Embedded::new(Faults::only(fault)), &fresh, &AtomicBool::new(false), |_| {});
     assert_eq!(r.disconnects_rechecked, 0, "{}", summary(&r));
 }
+
+/// A peer that drops a kept connection over a call with chunks after a bad header on it, and
+/// writes out of bounds on a call with three write chunks (`disconnect-after-bad-header` and
+/// `write-past-segment`): a case that dropped a connection an earlier case had sent a bad
+/// header on writes out of bounds when re-checked alone. That worse finding is the case's,
+/// found from its re-check and minimised from there (from seed 7, at case 4), and the drop
+/// is not counted as not reproduced alone.
+#[test]
+fn a_re_check_alone_that_does_worse_than_a_disconnect_is_the_case_s_finding() {
+    let reply = Duration::from_millis(300);
+    let mut faults = Faults::only("disconnect-after-bad-header");
+    faults.write_past_segment = true;
+    let path = std::env::temp_dir().join(format!("rpcrdma-fuzz-recheck-worse-{}", std::process::id()));
+    let _ = std::fs::remove_file(&path);
+    let c =
+        Config { journal: Some(std::sync::Arc::new(fuzz::Journal::open(&path).unwrap())), ..config(7, 3000, reply) };
+    let r = fuzz::run(&mut Embedded::new(faults.clone()), &c, &AtomicBool::new(false), |_| {});
+    let lines = journal_lines(&path);
+    let _ = std::fs::remove_file(&path);
+    assert_eq!(r.findings.len(), 1, "{}", summary(&r));
+    let f = &r.findings[0];
+    assert_eq!(f.reproducer.kind.class, Class::OobWrite, "{}", summary(&r));
+    assert!(
+        rechecks(&lines).contains(&f.reproducer.case),
+        "case {} was not re-checked: {}",
+        f.reproducer.case,
+        summary(&r)
+    );
+    assert_eq!(r.disconnects_rechecked, r.disconnects_not_reproduced_alone + 1, "{}", summary(&r));
+    assert!(f.minimised && f.reproducer.preceding.is_empty(), "{}", summary(&r));
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(faults), &f.reproducer, Timing { reply });
+    assert!(hit, "replay against the faulty responder found {got:?}");
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, Timing { reply });
+    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+}

@@ -103,6 +103,36 @@ fn disconnects_not_reproduced_alone_are_counted_in_the_report() {
     std::fs::remove_dir_all(&d).unwrap();
 }
 
+/// A re-checked case that does worse alone than drop the connection (here it writes out of
+/// bounds: `write-past-segment` beside `disconnect-after-bad-header`) has that finding, and
+/// is not counted as not reproduced: in the JSON report and the text.
+#[test]
+fn a_re_check_alone_that_does_worse_is_a_finding_not_counted_as_not_reproduced() {
+    let d = tmp("recheck-worse");
+    let json = d.join("r.json");
+    let out = harness()
+        .args(["fuzz", "--seconds", "30", "--max-messages", "300", "--seed", "7", "--timeout", "0.3"])
+        .args(["--fault", "disconnect-after-bad-header", "--fault", "write-past-segment", "--out"])
+        .arg(d.join("out"))
+        .arg("--json")
+        .arg(&json)
+        .assert()
+        .code(1);
+    let text = String::from_utf8_lossy(&out.get_output().stdout).to_string();
+    let v: Value = serde_json::from_slice(&std::fs::read(&json).unwrap()).unwrap();
+    let rechecked = v["disconnects_rechecked"].as_u64().unwrap();
+    let not_reproduced = v["disconnects_not_reproduced_alone"].as_u64().unwrap();
+    assert!(not_reproduced < rechecked, "{v}");
+    assert_eq!(v["finding_classes"]["disconnect"], 0, "{v}");
+    assert!(v["finding_classes"]["oob-write"].as_u64().unwrap() >= rechecked - not_reproduced, "{v}");
+    let line = format!("{rechecked} re-checked alone on a fresh connection, {not_reproduced} of them not reproduced");
+    assert!(text.contains(&line), "{text}");
+    let findings = v["findings"].as_array().unwrap();
+    assert_eq!(findings.len(), 1, "{v}");
+    assert_eq!(findings[0]["class"], "oob-write", "{v}");
+    std::fs::remove_dir_all(&d).unwrap();
+}
+
 #[test]
 fn a_finding_is_saved_and_replays_only_against_the_faulty_responder() {
     let d = tmp("oob");

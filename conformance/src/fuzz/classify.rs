@@ -75,6 +75,28 @@ impl Class {
     pub fn from_name(s: &str) -> Option<Class> {
         Class::ALL.into_iter().find(|c| c.name() == s)
     }
+
+    /// The classes one case's observation shows, most severe first: the order [`finding`]
+    /// looks for them in (not the declaration order, which `Ord` follows). `kernel-panic` (from
+    /// the journal) and `resource-leak` (over many connections) are no one case's observation
+    /// and have no rank.
+    pub const BY_SEVERITY: [Class; 8] = [
+        Class::KernelReport,
+        Class::Crash,
+        Class::OobWrite,
+        Class::OobRead,
+        Class::Hang,
+        Class::Disconnect,
+        Class::NoReply,
+        Class::Violation,
+    ];
+
+    /// Whether this class is more severe than `other` ([`Class::BY_SEVERITY`]); false where
+    /// either has no rank.
+    pub fn outranks(self, other: Class) -> bool {
+        let rank = |c: Class| Class::BY_SEVERITY.iter().position(|x| *x == c);
+        matches!((rank(self), rank(other)), (Some(a), Some(b)) if a < b)
+    }
 }
 
 /// A finding's kind: its class and, for violations, the rule (findings are kept once per kind).
@@ -121,7 +143,8 @@ pub fn reply_violations(f: &Frame, profile: &Profile) -> Vec<String> {
     }
 }
 
-/// The finding an observation shows, if any, most severe first.
+/// The finding an observation shows, if any, most severe first ([`Class::BY_SEVERITY`] is
+/// this order).
 pub fn finding(obs: &Observation) -> Option<Kind> {
     let kind = |class: Class, detail: &str| Some(Kind { class, detail: detail.to_string() });
     if let Some((_, signature)) = super::kernel_log::report_signatures(&obs.kernel).into_iter().next() {
@@ -164,6 +187,13 @@ pub fn disconnect_but_for_earlier(obs: &Observation) -> bool {
     obs.liveness == Liveness::Disconnected
         && !obs.earlier_clean
         && finding(&Observation { earlier_clean: true, ..obs.clone() }).is_some_and(|k| k.class == Class::Disconnect)
+}
+
+/// The finding the re-check alone (`alone`) of a [`disconnect_but_for_earlier`] case gives
+/// that case: a `disconnect` (the drop repeated), or one that outranks it (alone, the case did
+/// worse: the peer crashed, say); None when the drop did not repeat and nothing worse showed.
+pub fn recheck_finding(alone: &Observation) -> Option<Kind> {
+    finding(alone).filter(|k| k.class == Class::Disconnect || k.class.outranks(Class::Disconnect))
 }
 
 /// One reply's shape: version, procedure, error code, RPC accept_stat, chunk shape.
@@ -261,6 +291,65 @@ mod tests {
         obs.well_formed = vec![true, true];
         obs.oob = vec![super::super::execute::OobAccess { message: 0, region: 0, at: 0, bytes: 4, read: false }];
         assert!(!disconnect_but_for_earlier(&obs), "an oob-write, whatever came before");
+    }
+
+    /// The rank of the classes is the order `finding` looks for them in: with every sign at
+    /// once, it gives each class in turn as the signs of the ones before it are taken away.
+    #[test]
+    fn the_classes_rank_as_finding_looks_for_them() {
+        use super::super::execute::OobAccess;
+        use rpcrdma_codec::v1::HeaderBuilder;
+        use rpcrdma_codec::xdr::Encode;
+        let oob = |read| OobAccess { message: 0, region: 0, at: 0, bytes: 4, read };
+        let mut obs = observation(Liveness::Silent);
+        obs.kernel = vec!["WARNING: CPU: 0 PID: 7 at net/a.c:1 f+0x1/0x2".into()];
+        obs.crash_site = Some(Site { signature: "f < g".into(), trace: Vec::new() });
+        obs.oob = vec![oob(false), oob(true)];
+        obs.well_formed = vec![true];
+        obs.unanswered = vec![0];
+        // RFC 8166 3.3.1: a reply granting no credit.
+        let zero_credit = HeaderBuilder::err_chunk(7, 0).encode_to_vec();
+        obs.replies = vec![Frame::decode(zero_credit, None, Role::Reply, &Profile::default())];
+        let mut seen = Vec::new();
+        let take_away: [&dyn Fn(&mut Observation); 8] = [
+            &|o| o.kernel.clear(),
+            &|o| o.crash_site = None,
+            &|o| o.oob.retain(|a| a.read),
+            &|o| o.oob.clear(),
+            &|o| o.liveness = Liveness::Disconnected,
+            &|o| o.liveness = Liveness::Answered,
+            &|o| o.unanswered.clear(),
+            &|o| o.replies.clear(),
+        ];
+        for next in take_away {
+            seen.push(finding(&obs).expect("a finding").class);
+            next(&mut obs);
+        }
+        assert_eq!(finding(&obs), None);
+        assert_eq!(seen, Class::BY_SEVERITY);
+        assert!(Class::Crash.outranks(Class::Disconnect) && Class::Hang.outranks(Class::Disconnect));
+        assert!(!Class::Violation.outranks(Class::Disconnect) && !Class::Disconnect.outranks(Class::Disconnect));
+        assert!(!Class::KernelPanic.outranks(Class::Violation) && !Class::Violation.outranks(Class::ResourceLeak));
+    }
+
+    /// The re-check alone of a drop earlier cases may have caused: a drop again, or anything
+    /// worse, is the case's finding; a lesser finding, or none, is not.
+    #[test]
+    fn a_re_check_alone_gives_a_disconnect_or_anything_worse() {
+        let class = |o: &Observation| recheck_finding(o).map(|k| k.class);
+        let mut alone = observation(Liveness::Disconnected);
+        alone.well_formed = vec![true];
+        assert_eq!(class(&alone), Some(Class::Disconnect));
+        assert_eq!(class(&observation(Liveness::Refused)), Some(Class::Crash));
+        assert_eq!(class(&observation(Liveness::Silent)), Some(Class::Hang));
+        let mut alone = observation(Liveness::Answered);
+        alone.oob = vec![super::super::execute::OobAccess { message: 0, region: 0, at: 0, bytes: 8, read: false }];
+        assert_eq!(class(&alone), Some(Class::OobWrite));
+        alone.oob.clear();
+        assert_eq!(class(&alone), None, "nothing");
+        alone.well_formed = vec![true];
+        alone.unanswered = vec![0];
+        assert_eq!(class(&alone), None, "a no-reply is less than a disconnect");
     }
 
     #[test]

@@ -478,8 +478,9 @@ fn new_connection_answers(ctx: &mut Ctx<'_>, timing: Timing, until: Option<Insta
 /// fits the peer's receive buffer, whose every segment lies inside a region we registered
 /// for it (`contents[i]` is what region `i` holds), and which carries an RPC call with the
 /// transport header's XID: inline for RDMA_MSG, in a position-zero read chunk for
-/// RDMA_NOMSG (RFC 8166 3.5.3). A message whose RPC part is no call may be dropped
-/// (RFC 5531 9 answers calls only).
+/// RDMA_NOMSG (RFC 8166 3.5.3), and whose read chunks at non-zero positions reduce only
+/// DDP-eligible arguments ([`reduces_only_eligible`]). A message whose RPC part is no call may
+/// be dropped (RFC 5531 9 answers calls only).
 pub fn well_formed(
     bytes: &[u8],
     regions: &[Region],
@@ -531,14 +532,44 @@ pub fn well_formed(
             call
         }
     };
-    let Ok(RpcMessage { header: RpcHeader::Call(c), body_offset, .. }) = RpcMessage::decode(&call) else {
+    let Ok(RpcMessage { header: RpcHeader::Call(c), body_offset, body }) = RpcMessage::decode(&call) else {
         return false;
     };
+    let data_positions = chunks.reads.segments().map(|s| s.position).filter(|p| *p != 0);
+    if !reduces_only_eligible(&c, body, body_offset, data_positions) {
+        return false;
+    }
     // A read chunk placed inside the call's RPC header (RDMA_MSG, a position short of the
     // header's end) makes the reassembled message something else than the inline call.
     let inside_header =
         matches!(m.header.body, Body::Msg(_)) && chunks.reads.segments().any(|s| (s.position as usize) < body_offset);
     c.xid == m.header.xid && !inside_header
+}
+
+/// Whether every read chunk at a non-zero position (`positions`) reduces a DDP-eligible
+/// argument of call `c` (its arguments `body`, at `body_offset` in the RPC message): RFC 8166
+/// 6.1, a Requester MUST NOT reduce any other, and the Responder MUST NOT process such a
+/// call but report it as an XDR error (4.5.2: ERR_CHUNK). RFC 8267 4 makes NFS version 3's
+/// WRITE data and SYMLINK pathname DDP-eligible; only WRITE's data is located here (after
+/// its length word, RFC 8166 3.4.4.1): a chunk anywhere else, or in any other call, makes
+/// the message no well-formed one.
+fn reduces_only_eligible(
+    c: &rpcrdma_codec::rpc::CallHeader<'_>,
+    body: &[u8],
+    body_offset: usize,
+    mut positions: impl Iterator<Item = u32>,
+) -> bool {
+    use rpcrdma_peers::proto::nfs3::{NFSPROC3_WRITE, NFS_PROGRAM, NFS_V3};
+    let word = |at: usize| body.get(at..at + 4).map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]) as usize);
+    // WRITE3args: file (nfs_fh3, opaque<64>), offset (8), count, stable, then data's length.
+    let data_at = match word(0) {
+        Some(fh) if fh <= 64 && (c.prog, c.vers, c.proc_) == (NFS_PROGRAM, NFS_V3, NFSPROC3_WRITE) => {
+            let length_word = 4 + fh.next_multiple_of(4) + 8 + 4 + 4;
+            word(length_word).map(|_| body_offset + length_word + 4)
+        }
+        _ => None,
+    };
+    positions.all(|p| Some(p as usize) == data_at)
 }
 
 /// The ranges of one region a message's bytes grant the peer.
@@ -626,6 +657,33 @@ mod tests {
         let seg = [ReadSegment { position: 0, target: Segment::new(REGION.handle, 4, REGION.offset) }];
         let header = HeaderBuilder::msg(XID, 32).read_list(&seg).encode_to_vec();
         assert!(!well_formed(&[header, null_call(XID)].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default()));
+    }
+
+    /// RFC 8166 6.1 with RFC 8267 4: a read chunk at a non-zero position is well-formed only
+    /// where it reduces an NFSv3 WRITE's data; reducing a NULL call's "argument" (the
+    /// fuzzer's data chunk at the call's end), or a WRITE's other arguments, is not, and the
+    /// reference responder answers ERR_CHUNK.
+    #[test]
+    fn only_a_ddp_eligible_argument_may_be_reduced() {
+        let data = |position: u32| [ReadSegment { position, target: Segment::new(REGION.handle, 16, REGION.offset) }];
+        let msg = |call: &[u8], position: u32| {
+            let header = HeaderBuilder::msg(XID, 32).read_list(&data(position)).encode_to_vec();
+            well_formed(&[header, call.to_vec()].concat(), &[REGION], &[&[0x11; 64]], 4096, &Profile::default())
+        };
+        let null = null_call(XID);
+        assert!(!msg(&null, null.len() as u32), "a NULL call has no DDP-eligible argument");
+        // WRITE3args: an 8-byte file handle, offset, count 16, UNSTABLE, the data's length 16.
+        let mut write = CallHeader::new(XID, 100003, 3, 7).encode_to_vec();
+        let header_len = write.len();
+        for w in [8u32, 0xaaaa_aaaa, 0xbbbb_bbbb, 0, 0, 16, 0, 16] {
+            write.extend_from_slice(&w.to_be_bytes());
+        }
+        assert!(msg(&write, write.len() as u32), "WRITE's data, after its length word");
+        assert!(!msg(&write, write.len() as u32 - 4), "WRITE's length word reduced");
+        assert!(!msg(&write, header_len as u32), "WRITE's file handle reduced");
+        let mut not_write = write.clone();
+        not_write[20..24].copy_from_slice(&6u32.to_be_bytes());
+        assert!(!msg(&not_write, write.len() as u32), "the same arguments under READ");
     }
 
     /// Runs `cases` one after another over one kept connection to the reference responder

@@ -259,8 +259,10 @@ pub struct Report {
     /// fresh connection ([`classify::disconnect_but_for_earlier`]); their messages are not
     /// counted again in `messages`.
     pub disconnects_rechecked: u64,
-    /// Of those, the ones whose drop did not repeat alone: no `disconnect` finding, counted
-    /// here (their own finding, such as a violation, counted as usual).
+    /// Of those, the ones whose drop did not repeat alone and that showed nothing worse there
+    /// ([`classify::recheck_finding`]): no `disconnect` finding, counted here (their own
+    /// finding, such as a violation, counted as usual). One that did worse alone (a crash, say)
+    /// has that finding, found from the re-check, and is not counted here.
     pub disconnects_not_reproduced_alone: u64,
     pub elapsed: Duration,
     /// Of `elapsed`, the time spent minimising findings and re-checking disconnects alone.
@@ -649,11 +651,13 @@ pub fn run_watched(
                 }
                 Ok(a) => {
                     sick = unwell(&a);
-                    if classify::finding(&a).is_some_and(|k| k.class == Class::Disconnect) {
-                        finding = classify::finding(&a);
-                        obs = a;
-                    } else {
-                        report.disconnects_not_reproduced_alone += 1;
+                    // The drop repeated, or the case alone did worse: found from the re-check.
+                    match classify::recheck_finding(&a) {
+                        Some(kind) => {
+                            finding = Some(kind);
+                            obs = a;
+                        }
+                        None => report.disconnects_not_reproduced_alone += 1,
                     }
                 }
             }
