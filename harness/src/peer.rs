@@ -144,6 +144,8 @@ pub struct ServeOptions<'a> {
     pub profile: rpcrdma_codec::Profile,
     /// Set by a signal: stop after the current accept.
     pub interrupt: &'a std::sync::atomic::AtomicBool,
+    /// Told of every event observed, as it is recorded.
+    pub listener: Option<std::sync::Arc<dyn rpcrdma_peers::observe::Listener>>,
 }
 
 /// Serves requesters over verbs on `addr` with the reference responder granting
@@ -156,14 +158,14 @@ pub struct ServeOptions<'a> {
 /// observed connections and a description of the transport. `interrupt` (a signal) stops it
 /// too, after the current accept.
 pub fn serve(addr: &str, options: ServeOptions<'_>) -> Result<(Vec<ObservedConnection>, String), PeerError> {
-    let ServeOptions { grant, scenarios, replacing, idle, max_time, profile, interrupt } = options;
+    let ServeOptions { grant, scenarios, replacing, idle, max_time, profile, interrupt, listener } = options;
     let (host, port) = parse_addr(addr)?;
     let ip = resolve(&host, port)?;
     if usize::from(u16::MAX - port) < scenarios.len() {
         return Err(PeerError::Usage(format!("port {port}: no room for {} scenario ports after it", scenarios.len())));
     }
     crate::verbs::check_environment().map_err(PeerError::Environment)?;
-    let log = Log::new();
+    let log = Log::with_listener(listener);
     let plays = std::iter::once(None).chain(scenarios.iter().copied().map(Some));
     let mut listeners = Vec::new();
     for (i, scenario) in plays.enumerate() {

@@ -68,22 +68,36 @@ pub struct ObservedConnection {
     pub wire: Vec<(Duration, WireNote)>,
 }
 
+/// Told of each event as it is recorded, before the responder acts on it (a message we send
+/// is recorded before it is posted): what must outlive the process, such as `serve --fuzz`'s
+/// journal of mutated replies, is written from here.
+pub trait Listener: Send + Sync + std::fmt::Debug {
+    /// `conn` is the connection's index in the log.
+    fn observed(&self, conn: usize, what: &Observed);
+}
+
 /// A shared log of connections, filled by the responder while it serves.
 #[derive(Debug)]
 pub struct Log {
     started: Instant,
     conns: Mutex<Vec<ObservedConnection>>,
+    listener: Option<Arc<dyn Listener>>,
 }
 
 impl Default for Log {
     fn default() -> Self {
-        Log { started: Instant::now(), conns: Mutex::new(Vec::new()) }
+        Log { started: Instant::now(), conns: Mutex::new(Vec::new()), listener: None }
     }
 }
 
 impl Log {
     pub fn new() -> Arc<Log> {
         Arc::new(Log::default())
+    }
+
+    /// A log whose events `listener` is told of as they are recorded.
+    pub fn with_listener(listener: Option<Arc<dyn Listener>>) -> Arc<Log> {
+        Arc::new(Log { listener, ..Log::default() })
     }
 
     /// Records a new connection; returns its index.
@@ -99,6 +113,9 @@ impl Log {
     }
 
     pub fn push(&self, conn: usize, what: Observed) {
+        if let Some(l) = &self.listener {
+            l.observed(conn, &what);
+        }
         let at = self.started.elapsed();
         let mut c = self.conns.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(x) = c.get_mut(conn) {

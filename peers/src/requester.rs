@@ -85,7 +85,7 @@ mod observed;
 
 use failure::{at, Step};
 pub use failure::{Failure, WorkloadError};
-pub use observed::observed_workloads;
+pub use observed::{observed_workloads, observed_workloads_into};
 
 /// One connection of the workload.
 struct Session<'c> {

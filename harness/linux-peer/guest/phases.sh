@@ -11,10 +11,12 @@
 # left of the budget), and RESUME=client-fuzz (a boot after one while fuzzing the client goes on
 # with the phases after that one). Each phase ships its files out on the console
 # (ship) and ends with a "@@PHASE rc=N" line the host reads.
-# (PHASES_ENV=FILE reads another file: to try the checks on a host, which exit 4 on a bad one.)
+# (PHASES_ENV=FILE reads another file: to try the checks on a host, which exit 4 on a bad one.
+# PHASES_LIB=1 defines the phases and runs none: a GUEST_EXTRA script sources it to run one.)
 ENVFILE=${PHASES_ENV:-/extra/phases.env}
 IP='' WATCHDOG='' SERVER=nfsd PV='' EXPECT=0 BENCH=1 CLIENT=1 FUZZ=0 FUZZ_SEED=1 FUZZ_CLIENT=60
 FUZZ_MESSAGES='' FUZZ_REVERSE=0 PANIC_AFTER='' PANIC_CLIENT_AFTER='' RCOUNT=0 RCHECKS='' REPLAYS='' CREPLAYS='' EXTRA=0
+CLIENT_READERS=16
 bad() { echo "@@PHASES error: $*"; exit 4; }
 [ -r "$ENVFILE" ] || bad "no $ENVFILE"
 while IFS= read -r line || [ -n "$line" ]; do
@@ -23,6 +25,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   case $k in
     IP | WATCHDOG | SERVER | PV | EXPECT | BENCH | CLIENT | FUZZ | FUZZ_SEED | FUZZ_CLIENT) ;;
     FUZZ_MESSAGES | FUZZ_REVERSE | PANIC_AFTER | PANIC_CLIENT_AFTER | RCOUNT | RCHECKS | REPLAYS | CREPLAYS | EXTRA) ;;
+    CLIENT_READERS) ;;
     *) bad "$ENVFILE: unknown key '$k'" ;;
   esac
   case $v in *[!A-Za-z0-9._,:/+@~=\ -]*) bad "$ENVFILE: $k has a character outside [A-Za-z0-9._,:/+@~= -]" ;; esac
@@ -30,7 +33,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   eval "$k=\$v"
 done < "$ENVFILE"
 number() { case $2 in '' | *[!0-9]*) bad "$1 '$2' is not a number" ;; esac; }
-for k in WATCHDOG FUZZ FUZZ_CLIENT FUZZ_REVERSE RCOUNT; do eval "number $k \"\$$k\""; done
+for k in WATCHDOG FUZZ FUZZ_CLIENT FUZZ_REVERSE RCOUNT CLIENT_READERS; do eval "number $k \"\$$k\""; done
 [ -z "$FUZZ_MESSAGES" ] || number FUZZ_MESSAGES "$FUZZ_MESSAGES"
 [ -z "$PANIC_AFTER" ] || number PANIC_AFTER "$PANIC_AFTER"
 [ -z "$PANIC_CLIENT_AFTER" ] || number PANIC_CLIENT_AFTER "$PANIC_CLIENT_AFTER"
@@ -169,10 +172,10 @@ phase_extra() {
 }
 
 # client_workload VERS PORT DIR: the kernel client's workload toward `serve --fuzz` or replay:
-# a soft mount on DIR reading five, big and dir. (More READs a mount, in 4 KiB direct reads,
-# tripled the mutated replies a minute but brought 7.3's known frwr_unmap_sync oops within
-# CI's minute, and the oops leaves the workload hung until the watchdog: not yet, see issue
-# 25.) vers=3 of /export, or vers=4.1 of the root
+# a soft mount on DIR reading five, big and dir; vers=3, then CLIENT_READERS readers of big
+# in 4 KiB direct reads for 20 s (each a READ past the page cache: many replies a mount to
+# mutate, where a mount costs seconds under emulation; each reader stalls on a mutated reply
+# for the soft mount's timeout, the others go on). vers=3 of /export, or vers=4.1 of the root
 # (no pseudo file system) with a delegation recalled: the first read of five gets a read
 # delegation (the session has a back channel); a vers=4.2 mount is another client to `serve`
 # (the Linux client's co_ownerid names the minor version, "Linux NFSv4.2 HOST":
@@ -185,6 +188,16 @@ client_workload() {
   o=proto=rdma,port=$port,soft,timeo=10,retrans=1
   timeout 60 mount -t nfs -o "vers=$v,$o" "$IP:$p" "$m" || return 0
   timeout 60 od -An -tx1 "$m/five"; timeout 60 md5sum "$m/big"; timeout 60 ls "$m/dir" | wc -l
+  if [ "$v" = 3 ] && [ "$CLIENT_READERS" -gt 0 ]; then
+    readers='' i=0
+    while [ $i -lt "$CLIENT_READERS" ]; do
+      i=$((i + 1))
+      timeout 20 sh -c "while :; do dd if='$m/big' of=/dev/null bs=4k iflag=direct 2>/dev/null; done" &
+      readers="$readers $!"
+    done
+    # shellcheck disable=SC2086 # the readers' PIDs, one a word
+    wait $readers; echo "direct reads: $CLIENT_READERS readers for 20 s"
+  fi
   if [ "$v" = 4.1 ] && timeout 20 mount -t nfs -o "vers=4.2,$o" "$IP:/" /mnt/g; then
     # Opened for writing, nothing written (five's bytes stay as the other reads expect);
     # NFS4ERR_DELAY until the delegation is returned, bounded (a mutated CB_RECALL may never be
@@ -196,10 +209,16 @@ client_workload() {
 }
 
 # fuzz_serve PORT NAME [ARGS...]: `serve --fuzz` in the background (NAME.txt, NAME-report.json,
-# findings in NAME/), its kernel log followed. Idle 30 s: each ends once the loop has left it
-# alone that long (a mount of the other takes less: every step is bounded).
+# findings in NAME/), its kernel log followed; with JOURNAL=1, each mutated message and finding
+# journaled on the virtio-serial port rpcrdma.NAME (a port is opened by one process at a time:
+# each serve its own). Idle 30 s: each ends once the loop has left it alone that long (a mount
+# of the other takes less: every step is bounded).
 fuzz_serve() {
   port=$1 name=$2; shift 2
+  if [ "${JOURNAL:-0}" = 1 ]; then
+    j=$(journal_device "rpcrdma.$name")
+    if [ -n "$j" ]; then set -- "$@" --journal "$j"; else echo "@@FUZZCLIENT no journal port rpcrdma.$name"; fi
+  fi
   # The harness is never what the OOM killer takes (oom_score_adj -1000; what it starts
   # inherits that, so a peer's start script puts its server back to 0).
   # shellcheck disable=SC2086 # EXPECT_ARGS is two words or none
@@ -218,13 +237,31 @@ fuzz_status() {
   fi
 }
 
-# The client fuzzed: serve --fuzz mutates one reply or reverse-direction call in three while the
+# client_fuzz NAME: serve --fuzz mutates one reply or reverse-direction call in three while the
 # kernel client mounts vers=3, reads and unmounts, and a second serve --fuzz mutates one
 # reverse-direction call in two (NFSv4.1 callbacks, recalls among them) while the client mounts
-# vers=4.1, in turns, for FUZZ_CLIENT seconds; the kernel log is followed. The second mutates
-# no reply: with replies mutated too, hardly a 4.1 mount gets through its EXCHANGE_ID,
-# CREATE_SESSION, RECLAIM_COMPLETE and lookups (none of five did in a 60 s loop on 6.1), and
-# the back channel is never reached. The phase's status is the worse of the two.
+# vers=4.1, each in a loop of its own, side by side (in turns, the vers=3 readers took the
+# minute from the 4.1 mounts), for FUZZ_CLIENT seconds; the kernel log is followed (NAME.txt,
+# NAME-report.json, NAME/, NAME-reverse.*, NAME-workload.txt). The second mutates no reply:
+# with replies mutated too, hardly a 4.1 mount gets through its EXCHANGE_ID, CREATE_SESSION,
+# RECLAIM_COMPLETE and lookups (none of five did in a 60 s loop on 6.1), and the back channel
+# is never reached. Its status (fcrc) is the worse of the two.
+client_fuzz() {
+  fuzz_serve 20060 "$1"; fpid=$!
+  fuzz_serve 20061 "$1-reverse" --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
+  sleep 2; mkdir -p /mnt/f /mnt/h /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT))
+  ( n=0; while [ "$(uptime_s)" -lt $end ]; do n=$((n + 1)); client_workload 3 20060 /mnt/f; done
+    echo "$n vers=3 mounts" ) > "/tmp/out/$1-workload.txt" 2>&1 &
+  lpid=$!
+  ( n=0; while [ "$(uptime_s)" -lt $end ]; do n=$((n + 1)); client_workload 4.1 20061 /mnt/h; done
+    echo "$n vers=4.1 mounts" ) > "/tmp/out/$1-workload-4.1.txt" 2>&1
+  wait $lpid; cat "/tmp/out/$1-workload-4.1.txt" >> "/tmp/out/$1-workload.txt"
+  wait $fpid; fcrc=$?; fuzz_status "$1" $fcrc
+  wait $rpid; frrc=$?; fuzz_status "$1-reverse" $frrc
+  [ $frrc -le $fcrc ] || fcrc=$frrc
+}
+
+# The client fuzzed (client_fuzz).
 phase_client_fuzz() {
   # An oops ends the boot (panic_on_oops), as in phase_fuzz: a client task it kills may hold
   # what every later mount and unmount waits on (7.3's frwr_unmap_sync oops hangs the workload
@@ -232,17 +269,8 @@ phase_client_fuzz() {
   echo "@@FUZZCLIENTSTART up=$(cut -d" " -f1 /proc/uptime)"; echo 1 > /proc/sys/kernel/panic_on_oops
   # PANIC_CLIENT_AFTER=SECONDS (testing that): the phase panics that long in.
   pk=''; [ -z "$PANIC_CLIENT_AFTER" ] || { ( sleep "$PANIC_CLIENT_AFTER"; echo c > /proc/sysrq-trigger ) & pk=$!; }
-  fuzz_serve 20060 client-fuzz; fpid=$!
-  fuzz_serve 20061 client-fuzz-reverse --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
-  sleep 2; mkdir -p /mnt/f /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT)); n=0
-  while [ "$(uptime_s)" -lt $end ]; do
-    n=$((n + 1))
-    if [ $((n % 2)) = 1 ]; then client_workload 3 20060 /mnt/f; else client_workload 4.1 20061 /mnt/f; fi
-  done > /tmp/out/client-fuzz-workload.txt 2>&1
-  echo "$n mounts" >> /tmp/out/client-fuzz-workload.txt
-  wait $fpid; fcrc=$?; fuzz_status client-fuzz $fcrc
-  wait $rpid; frrc=$?; fuzz_status client-fuzz-reverse $frrc
-  [ $frrc -le $fcrc ] || fcrc=$frrc
+  # Journaled (the ports the host reads after a panic, fuzz-panic --journal).
+  JOURNAL=1 client_fuzz client-fuzz
   echo 0 > /proc/sys/kernel/panic_on_oops; [ -z "$pk" ] || kill "$pk" 2>/dev/null
   echo "@@FUZZCLIENT rc=$fcrc"
   ship fuzzclient client-fuzz.txt client-fuzz-report.json client-fuzz client-fuzz-workload.txt \
@@ -278,17 +306,18 @@ phase_replay() {
 
 ganesha_up() { kill -0 "$(cat /run/ganesha.pid 2>/dev/null)" 2>/dev/null || /ganesha/restart; }
 
-# journal_device: where the fuzz journal goes, a host file either way: the virtio-serial port
-# rpcrdma.journal (its ports appear after virtio_console's probe, from a work queue), else the
-# second serial port.
+# journal_device [NAME]: where a journal goes, a host file either way: the virtio-serial port
+# NAME (default rpcrdma.journal; its ports appear after virtio_console's probe, from a work
+# queue), else (only for the default) the second serial port; nothing when there is neither.
 journal_device() {
   modprobe virtio_pci 2>/dev/null; modprobe virtio_console 2>/dev/null
   for _ in 1 2 3 4 5 6 7 8 9 10; do
     for p in /sys/class/virtio-ports/*; do
-      if [ "$(cat "$p/name" 2>/dev/null)" = rpcrdma.journal ] && [ -c "/dev/${p##*/}" ]; then echo "/dev/${p##*/}"; return; fi
+      if [ "$(cat "$p/name" 2>/dev/null)" = "${1:-rpcrdma.journal}" ] && [ -c "/dev/${p##*/}" ]; then echo "/dev/${p##*/}"; return; fi
     done
     sleep 0.5
   done
+  [ -n "${1:-}" ] && return
   stty -F /dev/ttyS1 raw -echo 2>/dev/null; echo /dev/ttyS1
 }
 
@@ -346,6 +375,7 @@ phase_fuzz_reverse() {
   echo "@@FUZZREVERSE rc=$?"; ship fuzzreverse fuzz-reverse.txt fuzz-reverse-report.json fuzz-reverse
 }
 
+[ "${PHASES_LIB:-0}" = 1 ] && return 0
 rc=0
 # A boot after a kernel panic while fuzzing the server (FUZZ_SKIP on the kernel command line)
 # only fuzzes on; one after a panic while fuzzing the client (RESUME=client-fuzz) goes on after.

@@ -14,9 +14,20 @@ pub fn observed_workloads(
     options: &RequesterOptions,
     faults: &RequesterFaults,
 ) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
+    observed_workloads_into(&crate::observe::Log::new(), base, scenarios, options, faults)
+}
+
+/// As [`observed_workloads`], observed into `log` (a fresh one: its whole contents are
+/// returned), whose listener is told of every event as it happens.
+pub fn observed_workloads_into(
+    log: &std::sync::Arc<crate::observe::Log>,
+    base: &crate::responder::Config,
+    scenarios: &[Option<crate::responder::Scenario>],
+    options: &RequesterOptions,
+    faults: &RequesterFaults,
+) -> (Vec<crate::observe::ObservedConnection>, Vec<WorkloadError>) {
     use crate::responder::{Config, Responder};
     use crate::transport::emulated::EmulatedConnector;
-    let log = crate::observe::Log::new();
     let errors = std::thread::scope(|scope| {
         let runs: Vec<_> = scenarios
             .iter()

@@ -66,6 +66,7 @@ pub fn run(
         max_time,
         profile,
         interrupt: &crate::signals::INTERRUPT,
+        listener: None,
     };
     let served = crate::peer::serve(listen, options);
     let connections = served?.0.len();

@@ -4,19 +4,22 @@
 //! KASAN, hung task) after a mutated reply, kept with that reply and the call it answered.
 //! The client catalogue is not judged meanwhile: its checks assume faithful replies.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashMap, VecDeque};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use clap::Args;
 use rpcrdma_codec::hex::Hex;
 use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
-use rpcrdma_peers::observe::{Observed, ObservedConnection};
+use rpcrdma_conformance::fuzz::Journal;
+use rpcrdma_peers::observe::{Listener, Observed, ObservedConnection};
 use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
 use serde_json::json;
 
+use crate::client_finding::{self, journal};
 use crate::exit::{usage, Ending, HarnessError, Outcome};
 use crate::kernel_log::KernelLog;
 use crate::textln;
@@ -47,21 +50,29 @@ pub struct FuzzArgs {
     /// Where finding files go.
     #[arg(long, value_name = "DIR", default_value = "serve-fuzz-findings", requires = "fuzz")]
     pub out: PathBuf,
+    /// Append each mutated message to FILE, flushed before it is sent, and each finding once
+    /// its report is a second old: a device the host keeps (a serial port) when the client's
+    /// kernel may panic and take the harness with it; `fuzz-panic --journal` reads it.
+    #[arg(long, value_name = "FILE", requires = "fuzz")]
+    pub journal: Option<PathBuf>,
 }
 
-/// A fuzzing session under way: the mutator the responders share and the kernel log.
+/// A fuzzing session under way: the mutator the responders share, what it mutated, and the
+/// kernel log's findings.
 pub struct Session {
     pub seed: u64,
     pub mutator: Arc<ReplyFuzz>,
+    /// Told of every observed event: keeps (and journals) each mutated message.
+    pub tracker: Arc<Tracker>,
     /// `--fuzz-reverse-only`.
     pub reverse_only: bool,
-    log: Option<KernelLog>,
+    watcher: Option<Watcher>,
     started: Instant,
 }
 
 impl Session {
     /// Sets up the session; an error says why not.
-    pub fn start(args: &FuzzArgs) -> Result<Session, HarnessError> {
+    pub fn start(args: &FuzzArgs, wire: &rpcrdma_codec::Profile) -> Result<Session, HarnessError> {
         let seed = crate::fuzz_target::seed_or_clock(args.seed);
         let log = match &args.kernel_log {
             None => None,
@@ -69,12 +80,22 @@ impl Session {
         };
         std::fs::create_dir_all(&args.out)
             .map_err(|e| HarnessError::Environment(format!("--out {}: {e}", args.out.display())))?;
+        let journal = match &args.journal {
+            None => None,
+            Some(p) => Some(
+                Journal::open(p).map_err(|e| HarnessError::Environment(format!("--journal {}: {e}", p.display())))?,
+            ),
+        };
         let mutator = Arc::new(if args.fuzz_reverse_only {
             ReplyFuzz::reverse_only(seed, args.fuzz_one_in)
         } else {
             ReplyFuzz::new(seed, args.fuzz_one_in)
         });
-        Ok(Session { seed, mutator, reverse_only: args.fuzz_reverse_only, log, started: Instant::now() })
+        let started = Instant::now();
+        let wire: Vec<String> = crate::wire_profile::names(wire).iter().map(|s| s.to_string()).collect();
+        let tracker = Arc::new(Tracker { started, seed, wire, journal, state: Mutex::default() });
+        let watcher = log.map(|l| Watcher::start(l, tracker.clone()));
+        Ok(Session { seed, mutator, tracker, reverse_only: args.fuzz_reverse_only, watcher, started })
     }
 
     /// Time since the session started (the clock of findings).
@@ -96,98 +117,213 @@ struct Mutation {
     reverse_call: Option<usize>,
 }
 
-fn mutations(observed: &[ObservedConnection]) -> Vec<Mutation> {
-    let mut out = Vec::new();
-    for c in observed {
-        for (i, (at, e)) in c.events.iter().enumerate() {
-            let Observed::Mutated { how, xid } = e else { continue };
-            let reply = c.events[i + 1..].iter().find_map(|(_, e)| match e {
-                Observed::ToRequester(b) => Some(b.clone()),
-                _ => None,
-            });
-            if ReverseMutation::ALL.iter().any(|m| m.name() == *how) {
-                let n = c.events[..i].iter().filter(|(_, e)| matches!(e, Observed::ReverseCall { .. })).count();
-                out.push(Mutation {
-                    at: *at,
-                    how,
-                    xid: *xid,
-                    call: reply.unwrap_or_default(),
-                    reply: Vec::new(),
-                    reverse_call: Some(n),
-                });
-                continue;
+impl Mutation {
+    fn json(&self) -> serde_json::Value {
+        client_finding::after_mutation(self.how, self.xid, &self.call, &self.reply, self.reverse_call)
+    }
+}
+
+/// Calls kept per connection to pair a mutated reply with the call it answers (a requester
+/// has no more outstanding than its credits: 128 covers every grant `serve` is run with in
+/// practice; an older call's mutated reply is kept with an empty call).
+const CALLS_KEPT: usize = 128;
+
+/// Pairs each mutated message with the call it answered and what was sent, as the responders
+/// record them ([`Listener`]), and journals it before it is sent.
+#[derive(Debug)]
+pub struct Tracker {
+    started: Instant,
+    seed: u64,
+    wire: Vec<String>,
+    journal: Option<Journal>,
+    state: Mutex<TrackerState>,
+}
+
+#[derive(Debug, Default)]
+struct TrackerState {
+    connections: HashMap<usize, Connection>,
+    mutations: Vec<Mutation>,
+}
+
+/// A served connection as the tracker follows it.
+#[derive(Debug, Default)]
+struct Connection {
+    /// The requester's latest calls, each with its XID.
+    calls: VecDeque<(u32, Vec<u8>)>,
+    reverse_calls: usize,
+    /// A mutation recorded, awaiting the message sent in its place.
+    pending: Option<(&'static str, u32, Option<usize>)>,
+}
+
+impl Listener for Tracker {
+    fn observed(&self, conn: usize, what: &Observed) {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let c = s.connections.entry(conn).or_default();
+        match what {
+            Observed::FromRequester(b) if b.len() >= 4 => {
+                if c.calls.len() == CALLS_KEPT {
+                    c.calls.pop_front();
+                }
+                c.calls.push_back((u32::from_be_bytes([b[0], b[1], b[2], b[3]]), b.clone()));
             }
-            let call = c.events[..i].iter().rev().find_map(|(_, e)| match e {
-                Observed::FromRequester(b) if b.get(..4) == Some(&xid.to_be_bytes()[..]) => Some(b.clone()),
-                _ => None,
-            });
-            out.push(Mutation {
-                at: *at,
-                how,
-                xid: *xid,
-                call: call.unwrap_or_default(),
-                reply: reply.unwrap_or_default(),
-                reverse_call: None,
-            });
+            Observed::ReverseCall { .. } => c.reverse_calls += 1,
+            Observed::Mutated { how, xid } => {
+                let reverse = ReverseMutation::ALL.iter().any(|m| m.name() == *how).then_some(c.reverse_calls);
+                c.pending = Some((how, *xid, reverse));
+            }
+            Observed::ToRequester(sent) => {
+                let Some((how, xid, reverse_call)) = c.pending.take() else { return };
+                let (call, reply) = match reverse_call {
+                    Some(_) => (sent.clone(), Vec::new()),
+                    None => {
+                        let call = c.calls.iter().rev().find(|(x, _)| *x == xid).map(|(_, b)| b.clone());
+                        (call.unwrap_or_default(), sent.clone())
+                    }
+                };
+                let m = Mutation { at: self.started.elapsed(), how, xid, call, reply, reverse_call };
+                if let Some(j) = &self.journal {
+                    let at_ms = std::time::SystemTime::now()
+                        .duration_since(std::time::UNIX_EPOCH)
+                        .map_or(0, |d| d.as_millis() as u64);
+                    let n = s.mutations.len() as u64 + 1;
+                    j.append(&journal::mutation_line(self.seed, &self.wire, n, at_ms, m.json()));
+                }
+                s.mutations.push(m);
+            }
+            Observed::Closed | Observed::Stopped(_) => {
+                s.connections.remove(&conn);
+            }
+            _ => {}
         }
     }
-    out.sort_by_key(|m| m.at);
-    out
+}
+
+impl Tracker {
+    /// A new log's connections are numbered from 0 again: what was followed of the last one's
+    /// is dropped.
+    pub fn new_log(&self) {
+        self.state.lock().unwrap_or_else(|e| e.into_inner()).connections.clear();
+    }
+
+    /// The last mutation sent at or before `at`.
+    fn last_before(&self, at: Duration) -> Option<Mutation> {
+        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let n = s.mutations.partition_point(|m| m.at <= at);
+        n.checked_sub(1).map(|i| s.mutations[i].clone())
+    }
+
+    fn finding_json(&self, f: &Finding) -> serde_json::Value {
+        client_finding::finding(self.seed, &self.wire, &f.kind, &f.lines, f.after.as_ref().map(Mutation::json))
+    }
 }
 
 /// A kernel report: its signature, the lines, and the mutation that came last before it.
+#[derive(Debug, Clone)]
 struct Finding {
     kind: String,
     lines: Vec<String>,
     after: Option<Mutation>,
-    known: Option<String>,
 }
 
-fn findings(lines: &[(Duration, String)], muts: &[Mutation], profile: Option<&Expectations>) -> Vec<Finding> {
-    let text: Vec<String> = lines.iter().map(|(_, l)| l.clone()).collect();
-    let mut out: Vec<Finding> = Vec::new();
-    for (i, sig) in report_signatures(&text) {
-        let kind = format!("kernel-report: {sig}");
-        if out.iter().any(|f| f.kind == kind) {
-            continue;
-        }
-        let at = lines[i].0;
-        let end = (i + 1 + CONTEXT_LINES).min(lines.len());
-        let after = muts.iter().rev().find(|m| m.at <= at).cloned();
-        let known = profile.and_then(|p| p.known_finding(&kind)).map(|k| k.reason.clone());
-        out.push(Finding { kind, lines: text[i..end].to_vec(), after, known });
+/// Lines of the kernel log kept; a flood beyond it drops the oldest (their findings are kept).
+const LINES_KEPT: usize = 16_384;
+
+/// A report is journaled once it is this old, its trace logged after it.
+const REPORT_SETTLED: Duration = Duration::from_secs(1);
+
+/// Follows the kernel log in the background: its lines kept, its reports found as they come
+/// (each kind once) and journaled once settled.
+struct Watcher {
+    state: Arc<Mutex<WatchState>>,
+    stop: Arc<AtomicBool>,
+    thread: Option<std::thread::JoinHandle<()>>,
+    log: KernelLog,
+}
+
+#[derive(Default)]
+struct WatchState {
+    lines: Vec<(Duration, String)>,
+    found: Vec<Finding>,
+    journaled: usize,
+}
+
+impl Watcher {
+    fn start(log: KernelLog, tracker: Arc<Tracker>) -> Watcher {
+        let state = Arc::new(Mutex::new(WatchState::default()));
+        let stop = Arc::new(AtomicBool::new(false));
+        let (st, sp, lg) = (state.clone(), stop.clone(), log.clone());
+        let thread = std::thread::Builder::new()
+            .name("report-watcher".into())
+            .spawn(move || {
+                while !sp.load(Ordering::SeqCst) {
+                    std::thread::sleep(Duration::from_millis(250));
+                    let mut w = st.lock().unwrap_or_else(|e| e.into_inner());
+                    w.take(&lg, &tracker, false);
+                }
+            })
+            .ok();
+        Watcher { state, stop, thread, log }
     }
-    out
+
+    /// Stops following; the findings, the last lines read.
+    fn finish(mut self, tracker: &Tracker) -> Vec<Finding> {
+        self.stop.store(true, Ordering::SeqCst);
+        if let Some(t) = self.thread.take() {
+            let _ = t.join();
+        }
+        let mut w = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        w.take(&self.log, tracker, true);
+        std::mem::take(&mut w.found)
+    }
 }
 
-/// A finding file; `"profile"` names the wire profile's choices it was found under (none for
-/// the default), which `replay --listen` serves under again.
-fn save(dir: &Path, n: usize, f: &Finding, seed: u64, wire: &[&str]) -> Result<PathBuf, String> {
-    let v = json!({
-        "format": crate::client_finding::FORMAT,
-        "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
-        "seed": seed,
-        "profile": wire,
-        "kind": f.kind,
-        "kernel_log": f.lines,
-        "after_mutation": f.after.as_ref().map(|m| match m.reverse_call {
-            None => json!({
-                "how": m.how, "xid": format!("{:#010x}", m.xid), "call": Hex(&m.call).to_string(), "reply": Hex(&m.reply).to_string(),
-            }),
-            // The mutated reverse-direction call as sent, and which of the connection's it was.
-            Some(n) => json!({
-                "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": n, "call": Hex(&m.call).to_string(),
-            }),
-        }),
-    });
+impl WatchState {
+    /// Reads the lines logged since, finds new reports, journals the settled ones (all, at
+    /// the `end`).
+    fn take(&mut self, log: &KernelLog, tracker: &Tracker, end: bool) {
+        let now = tracker.started.elapsed();
+        self.lines
+            .extend(log.drain_timed().into_iter().map(|(t, s)| (t.saturating_duration_since(tracker.started), s)));
+        let text: Vec<String> = self.lines.iter().map(|(_, l)| l.clone()).collect();
+        let mut settling_from = text.len();
+        for (i, sig) in report_signatures(&text) {
+            let at = self.lines[i].0;
+            let kind = format!("kernel-report: {sig}");
+            if !end && now.saturating_sub(at) < REPORT_SETTLED {
+                settling_from = settling_from.min(i);
+                continue;
+            }
+            if self.found.iter().any(|f| f.kind == kind) {
+                continue;
+            }
+            let end_line = (i + 1 + CONTEXT_LINES).min(text.len());
+            self.found.push(Finding { kind, lines: text[i..end_line].to_vec(), after: tracker.last_before(at) });
+        }
+        if let Some(j) = &tracker.journal {
+            for f in &self.found[self.journaled..] {
+                j.append(&journal::finding_line(&tracker.finding_json(f)));
+            }
+        }
+        self.journaled = self.found.len();
+        // A flood: the oldest lines go, down to half the room, but not a report still settling
+        // (the reports before it are found already).
+        if self.lines.len() > LINES_KEPT {
+            let drop = (self.lines.len() - LINES_KEPT / 2).min(settling_from);
+            self.lines.drain(..drop);
+        }
+    }
+}
+
+/// A finding file.
+fn save(dir: &Path, n: usize, f: &Finding, tracker: &Tracker) -> Result<PathBuf, String> {
     let name = crate::fuzz_target::finding_name(n + 1, &crate::fuzz_target::file_safe(&f.kind), "");
-    crate::fuzz_target::save_finding(dir, &name, &v)
+    crate::fuzz_target::save_finding(dir, &name, &tracker.finding_json(f))
 }
 
 /// Ends the session: reads the kernel log, writes finding files and the report (`json`),
 /// prints the summary; [`Ending::Failed`] on a finding the profile does not list.
 pub fn finish(
-    session: &Session,
+    session: Session,
     args: &FuzzArgs,
     observed: &[ObservedConnection],
     profile: Option<&Expectations>,
@@ -195,13 +331,11 @@ pub fn finish(
     json_out: Option<&mut crate::report::Sink>,
 ) -> Outcome {
     let wire = crate::wire_profile::names(wire);
-    let lines: Vec<(Duration, String)> = session
-        .log
-        .as_ref()
-        .map(|l| l.drain_timed().into_iter().map(|(t, s)| (t.saturating_duration_since(session.started), s)).collect())
-        .unwrap_or_default();
-    let muts = mutations(observed);
-    let found = findings(&lines, &muts, profile);
+    let followed = session.watcher.is_some();
+    let found = session.watcher.map(|w| w.finish(&session.tracker)).unwrap_or_default();
+    let known: Vec<Option<String>> =
+        found.iter().map(|f| profile.and_then(|p| p.known_finding(&f.kind)).map(|k| k.reason.clone())).collect();
+    let muts = std::mem::take(&mut session.tracker.state.lock().unwrap_or_else(|e| e.into_inner()).mutations);
     let mut by_how: BTreeMap<&str, usize> = BTreeMap::new();
     for m in &muts {
         *by_how.entry(m.how).or_default() += 1;
@@ -213,7 +347,7 @@ pub fn finish(
     let mut failed_write = false;
     let mut files = Vec::new();
     for (n, f) in found.iter().enumerate() {
-        match save(&args.out, n, f, session.seed, &wire) {
+        match save(&args.out, n, f, &session.tracker) {
             Ok(p) => files.push(Some(p)),
             Err(e) => {
                 crate::errln!("error: {e}");
@@ -230,7 +364,11 @@ pub fn finish(
         if how.is_empty() { "none".to_string() } else { how.join(", ") },
         observed.len()
     );
-    if session.log.is_none() {
+    if let Some(e) = session.tracker.journal.as_ref().and_then(Journal::error) {
+        crate::errln!("error: cannot write the journal: {e}");
+        failed_write = true;
+    }
+    if !followed {
         textln!("no kernel log followed (--kernel-log): only the transcript was kept");
     }
     for (i, f) in found.iter().enumerate() {
@@ -251,7 +389,7 @@ pub fn finish(
         if let Some(Some(p)) = files.get(i) {
             textln!("    finding file: {}", p.display());
         }
-        if let Some(reason) = &f.known {
+        if let Some(reason) = &known[i] {
             textln!("    known (the profile lists it): {reason}");
         }
     }
@@ -269,7 +407,7 @@ pub fn finish(
             "calls": calls,
             "replies": replies,
             "mutated": by_how,
-            "kernel_log_followed": session.log.is_some(),
+            "kernel_log_followed": followed,
             "findings": found.iter().enumerate().map(|(i, f)| json!({
                 "kind": f.kind,
                 "kernel_log": f.lines,
@@ -277,7 +415,7 @@ pub fn finish(
                     "how": m.how, "xid": format!("{:#010x}", m.xid), "reverse_call": m.reverse_call,
                 })),
                 "file": files.get(i).cloned().flatten().map(|p| p.display().to_string()),
-                "known": f.known,
+                "known": known[i],
             })).collect::<Vec<_>>(),
         });
         let text = serde_json::to_string_pretty(&v).expect("JSON values serialize") + "\n";
@@ -286,5 +424,59 @@ pub fn finish(
     if failed_write && crate::signals::exit_code().is_none() {
         return Err(HarnessError::Unwritten);
     }
-    Ok(Ending::judged(found.iter().any(|f| f.known.is_none())))
+    Ok(Ending::judged(known.iter().any(Option::is_none)))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+
+    use super::*;
+
+    fn tracker(journal: Option<Journal>) -> Tracker {
+        Tracker { started: Instant::now(), seed: 1, wire: Vec::new(), journal, state: Mutex::default() }
+    }
+
+    /// Appends kmsg records to `path` and waits until the follower has read them.
+    fn log(path: &Path, lines: &[String]) {
+        let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+        let text: String = lines.iter().map(|l| format!("6,1,1,-;{l}\n")).collect();
+        f.write_all(text.as_bytes()).unwrap();
+        std::thread::sleep(Duration::from_millis(150));
+    }
+
+    #[test]
+    fn a_report_is_journaled_once_settled_and_a_flood_keeps_the_reports_found() {
+        let d = std::env::temp_dir().join(format!("rpcrdma-watch-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let (kmsg, jpath) = (d.join("kmsg"), d.join("journal"));
+        std::fs::write(&kmsg, "").unwrap();
+        let t = tracker(Some(Journal::open(&jpath).unwrap()));
+        let follower = KernelLog::follow(&kmsg).unwrap();
+        let mut w = WatchState::default();
+        log(&kmsg, &["WARNING: CPU: 0 PID: 1 at net/sunrpc/xprtrdma/verbs.c:10 f+0x1/0x2".into()]);
+        w.take(&follower, &t, false);
+        // Not a second old: found later, its trace logged by then.
+        assert!(w.found.is_empty());
+        assert_eq!(std::fs::read_to_string(&jpath).unwrap(), "");
+        std::thread::sleep(REPORT_SETTLED);
+        // A flood after it, a few thousand lines a tick (the follower keeps 4,096 between
+        // reads), past the lines kept.
+        for _ in 0..5 {
+            log(&kmsg, &(0..4000).map(|i| format!("noise {i}")).collect::<Vec<_>>());
+            w.take(&follower, &t, false);
+        }
+        assert_eq!(w.found.len(), 1, "found once");
+        assert!(w.lines.len() <= LINES_KEPT, "{} lines kept", w.lines.len());
+        let journal = std::fs::read_to_string(&jpath).unwrap();
+        assert_eq!(journal.lines().count(), 1, "{journal}");
+        let line: serde_json::Value = serde_json::from_str(journal.trim()).unwrap();
+        assert_eq!(line["finding"]["kind"], "kernel-report: WARNING at net/sunrpc/xprtrdma/verbs.c f");
+        // A second report, at the end of the session: found and journaled without waiting.
+        log(&kmsg, &["BUG: KASAN: use-after-free in g+0x1/0x2".into()]);
+        w.take(&follower, &t, true);
+        assert_eq!(w.found.len(), 2);
+        assert_eq!(std::fs::read_to_string(&jpath).unwrap().lines().count(), 2);
+        std::fs::remove_dir_all(&d).unwrap();
+    }
 }

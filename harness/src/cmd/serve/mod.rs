@@ -11,7 +11,7 @@ use clap::Args;
 use rpcrdma_codec::Profile;
 use rpcrdma_conformance::catalogue::client::{self, ClientCheck};
 use rpcrdma_peers::observe::ObservedConnection;
-use rpcrdma_peers::requester::{observed_workloads, RequesterFaults, RequesterOptions};
+use rpcrdma_peers::requester::{observed_workloads, observed_workloads_into, RequesterFaults, RequesterOptions};
 use rpcrdma_peers::responder::Config;
 
 use crate::args::TextArgs;
@@ -150,7 +150,9 @@ fn fuzz_self_test(config: &Config, session: &fuzz::Session) -> Vec<ObservedConne
             profile: config.profile,
             ..RequesterOptions::default()
         };
-        let (observed, _) = observed_workloads(config, &[None], &options, &RequesterFaults::default());
+        session.tracker.new_log();
+        let log = rpcrdma_peers::observe::Log::with_listener(Some(session.tracker.clone()));
+        let (observed, _) = observed_workloads_into(&log, config, &[None], &options, &RequesterFaults::default());
         all.extend(observed.into_iter().map(|mut c| {
             c.events.iter_mut().for_each(|(t, _)| *t += offset);
             c.wire.iter_mut().for_each(|(t, _)| *t += offset);
@@ -190,7 +192,7 @@ pub fn run(args: ServeArgs) -> Outcome {
     crate::output::reconfigure();
     let quiet = args.text.quiet;
     let mut outputs = args.outputs.prepare().map_err(HarnessError::Usage)?;
-    let session = if args.fuzz.fuzz { Some(fuzz::Session::start(&args.fuzz)?) } else { None };
+    let session = if args.fuzz.fuzz { Some(fuzz::Session::start(&args.fuzz, &wire)?) } else { None };
     // Judging the catalogue of a real requester, its kernel log joins each scenario's checks.
     let scenario_log = match (&args.fuzz.kernel_log, &session, &args.listen) {
         (Some(p), None, Some(_)) => {
@@ -224,6 +226,9 @@ pub fn run(args: ServeArgs) -> Outcome {
             .as_ref()
             .map_or(crate::peer::Replacing::Nothing, |s| crate::peer::Replacing::Mutated(s.mutator.clone()));
         let options = crate::peer::ServeOptions {
+            listener: session
+                .as_ref()
+                .map(|s| s.tracker.clone() as std::sync::Arc<dyn rpcrdma_peers::observe::Listener>),
             grant: args.grant,
             scenarios: &scenarios,
             replacing,
@@ -247,7 +252,7 @@ pub fn run(args: ServeArgs) -> Outcome {
             plural(observed.iter().map(|c| c.events.len()).sum::<usize>(), "message", "messages")
         );
     }
-    if let Some(s) = &session {
+    if let Some(s) = session {
         return fuzz::finish(s, &args.fuzz, &observed, profile.as_ref(), &wire, outputs.json.as_mut());
     }
     let mut results = client::judge(&checks, &observed, &wire);
