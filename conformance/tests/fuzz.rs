@@ -597,11 +597,11 @@ fn journal_lines(path: &std::path::Path) -> Vec<(String, u64, serde_json::Value)
 }
 
 /// A run over kept connections with `fault` on, journalled; its report and journal lines.
-fn journalled_run(fault: &str, c: Config, name: &str) -> (fuzz::Report, Vec<(String, u64, serde_json::Value)>) {
+fn journalled_run(faults: Faults, c: Config, name: &str) -> (fuzz::Report, Vec<(String, u64, serde_json::Value)>) {
     let path = std::env::temp_dir().join(format!("rpcrdma-fuzz-recheck-{name}-{}", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let c = Config { journal: Some(std::sync::Arc::new(fuzz::Journal::open(&path).unwrap())), ..c };
-    let r = fuzz::run(&mut Embedded::new(Faults::only(fault)), &c, &AtomicBool::new(false), |_| {});
+    let r = fuzz::run(&mut Embedded::new(faults), &c, &AtomicBool::new(false), |_| {});
     let lines = journal_lines(&path);
     let _ = std::fs::remove_file(&path);
     (r, lines)
@@ -621,13 +621,36 @@ fn rechecks(lines: &[(String, u64, serde_json::Value)]) -> Vec<u64> {
     out
 }
 
+/// The run's one finding was found from its case's re-check alone, minimised to that case
+/// alone on a fresh connection, and replays against the responder with `faults`, not against
+/// the faithful one.
+fn found_from_the_re_check(
+    r: &fuzz::Report,
+    lines: &[(String, u64, serde_json::Value)],
+    faults: Faults,
+    reply: Duration,
+) {
+    let f = &r.findings[0];
+    assert!(
+        rechecks(lines).contains(&f.reproducer.case),
+        "case {} was not re-checked: {}",
+        f.reproducer.case,
+        summary(r)
+    );
+    assert!(f.minimised && f.reproducer.preceding.is_empty(), "{}", summary(r));
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(faults), &f.reproducer, Timing { reply });
+    assert!(hit, "replay against the faulty responder found {got:?}");
+    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, Timing { reply });
+    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+}
+
 /// A peer that drops a kept connection over a well-formed call only after an earlier message
 /// on it had a bad header (`disconnect-after-bad-header`): each such drop is re-checked alone on a
 /// fresh connection, does not repeat there, and is counted, not a finding.
 #[test]
 fn a_disconnect_that_earlier_cases_caused_is_re_checked_alone_and_counted() {
     let c = Config { stop_after_findings: None, ..config(3, 1500, Duration::from_millis(300)) };
-    let (r, lines) = journalled_run("disconnect-after-bad-header", c, "after-bad-header");
+    let (r, lines) = journalled_run(Faults::only("disconnect-after-bad-header"), c, "after-bad-header");
     assert!(r.disconnects_rechecked > 0, "{}", summary(&r));
     assert_eq!(r.disconnects_not_reproduced_alone, r.disconnects_rechecked, "{}", summary(&r));
     assert!(r.findings.iter().all(|f| f.reproducer.kind.class != Class::Disconnect), "{}", summary(&r));
@@ -642,22 +665,11 @@ fn a_disconnect_that_earlier_cases_caused_is_re_checked_alone_and_counted() {
 fn a_disconnect_after_malformed_cases_is_a_finding_when_it_repeats_alone() {
     let fault = "disconnect-on-long-call";
     let reply = Duration::from_millis(300);
-    let (r, lines) = journalled_run(fault, config(2, 1500, reply), "long-call");
+    let (r, lines) = journalled_run(Faults::only(fault), config(2, 1500, reply), "long-call");
     assert_eq!(r.findings.len(), 1, "{}", summary(&r));
-    let f = &r.findings[0];
-    assert_eq!(f.reproducer.kind.class, Class::Disconnect, "{}", summary(&r));
-    assert!(
-        rechecks(&lines).contains(&f.reproducer.case),
-        "case {} was not re-checked: {}",
-        f.reproducer.case,
-        summary(&r)
-    );
+    assert_eq!(r.findings[0].reproducer.kind.class, Class::Disconnect, "{}", summary(&r));
     assert!(r.disconnects_rechecked > r.disconnects_not_reproduced_alone, "{}", summary(&r));
-    assert!(f.minimised && f.reproducer.preceding.is_empty(), "{}", summary(&r));
-    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::only(fault)), &f.reproducer, Timing { reply });
-    assert!(hit, "replay against the faulty responder found {got:?}");
-    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, Timing { reply });
-    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+    found_from_the_re_check(&r, &lines, Faults::only(fault), reply);
     let fresh = Config { reuse_connections: false, ..config(2, 300, reply) };
     let r = fuzz::run(&mut Embedded::new(Faults::only(fault)), &fresh, &AtomicBool::new(false), |_| {});
     assert_eq!(r.disconnects_rechecked, 0, "{}", summary(&r));
@@ -674,26 +686,9 @@ fn a_re_check_alone_that_does_worse_than_a_disconnect_is_the_case_s_finding() {
     let reply = Duration::from_millis(300);
     let mut faults = Faults::only("disconnect-after-bad-header");
     faults.write_past_segment = true;
-    let path = std::env::temp_dir().join(format!("rpcrdma-fuzz-recheck-worse-{}", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    let c =
-        Config { journal: Some(std::sync::Arc::new(fuzz::Journal::open(&path).unwrap())), ..config(7, 3000, reply) };
-    let r = fuzz::run(&mut Embedded::new(faults.clone()), &c, &AtomicBool::new(false), |_| {});
-    let lines = journal_lines(&path);
-    let _ = std::fs::remove_file(&path);
+    let (r, lines) = journalled_run(faults.clone(), config(7, 3000, reply), "worse");
     assert_eq!(r.findings.len(), 1, "{}", summary(&r));
-    let f = &r.findings[0];
-    assert_eq!(f.reproducer.kind.class, Class::OobWrite, "{}", summary(&r));
-    assert!(
-        rechecks(&lines).contains(&f.reproducer.case),
-        "case {} was not re-checked: {}",
-        f.reproducer.case,
-        summary(&r)
-    );
+    assert_eq!(r.findings[0].reproducer.kind.class, Class::OobWrite, "{}", summary(&r));
     assert_eq!(r.disconnects_rechecked, r.disconnects_not_reproduced_alone + 1, "{}", summary(&r));
-    assert!(f.minimised && f.reproducer.preceding.is_empty(), "{}", summary(&r));
-    let (hit, got, _) = fuzz::replay(&mut Embedded::new(faults), &f.reproducer, Timing { reply });
-    assert!(hit, "replay against the faulty responder found {got:?}");
-    let (hit, got, _) = fuzz::replay(&mut Embedded::new(Faults::default()), &f.reproducer, Timing { reply });
-    assert!(!hit && got.is_none(), "replay against the faithful responder found {got:?}");
+    found_from_the_re_check(&r, &lines, faults, reply);
 }

@@ -237,6 +237,14 @@ fuzz_status() {
   fi
 }
 
+# mount_loop VERS PORT DIR: client_workload over and over until $end (uptime seconds), in a
+# subshell of its own; then how many mounts.
+mount_loop() (
+  n=0
+  while [ "$(uptime_s)" -lt "$end" ]; do n=$((n + 1)); client_workload "$@"; done
+  echo "$n vers=$1 mounts"
+)
+
 # client_fuzz NAME: serve --fuzz mutates one reply or reverse-direction call in three while the
 # kernel client mounts vers=3, reads and unmounts, and a second serve --fuzz mutates one
 # reverse-direction call in two (NFSv4.1 callbacks, recalls among them) while the client mounts
@@ -250,11 +258,9 @@ client_fuzz() {
   fuzz_serve 20060 "$1"; fpid=$!
   fuzz_serve 20061 "$1-reverse" --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
   sleep 2; mkdir -p /mnt/f /mnt/h /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT))
-  ( n=0; while [ "$(uptime_s)" -lt $end ]; do n=$((n + 1)); client_workload 3 20060 /mnt/f; done
-    echo "$n vers=3 mounts" ) > "/tmp/out/$1-workload.txt" 2>&1 &
+  mount_loop 3 20060 /mnt/f > "/tmp/out/$1-workload.txt" 2>&1 &
   lpid=$!
-  ( n=0; while [ "$(uptime_s)" -lt $end ]; do n=$((n + 1)); client_workload 4.1 20061 /mnt/h; done
-    echo "$n vers=4.1 mounts" ) > "/tmp/out/$1-workload-4.1.txt" 2>&1
+  mount_loop 4.1 20061 /mnt/h > "/tmp/out/$1-workload-4.1.txt" 2>&1
   wait $lpid; cat "/tmp/out/$1-workload-4.1.txt" >> "/tmp/out/$1-workload.txt"
   wait $fpid; fcrc=$?; fuzz_status "$1" $fcrc
   wait $rpid; frrc=$?; fuzz_status "$1-reverse" $frrc

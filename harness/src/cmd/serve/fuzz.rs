@@ -67,7 +67,6 @@ pub struct Session {
     /// `--fuzz-reverse-only`.
     pub reverse_only: bool,
     watcher: Option<Watcher>,
-    started: Instant,
 }
 
 impl Session {
@@ -91,16 +90,15 @@ impl Session {
         } else {
             ReplyFuzz::new(seed, args.fuzz_one_in)
         });
-        let started = Instant::now();
         let wire: Vec<String> = crate::wire_profile::names(wire).iter().map(|s| s.to_string()).collect();
-        let tracker = Arc::new(Tracker { started, seed, wire, journal, state: Mutex::default() });
+        let tracker = Arc::new(Tracker { started: Instant::now(), seed, wire, journal, state: Mutex::default() });
         let watcher = log.map(|l| Watcher::start(l, tracker.clone()));
-        Ok(Session { seed, mutator, tracker, reverse_only: args.fuzz_reverse_only, watcher, started })
+        Ok(Session { seed, mutator, tracker, reverse_only: args.fuzz_reverse_only, watcher })
     }
 
     /// Time since the session started (the clock of findings).
     pub fn elapsed(&self) -> Duration {
-        self.started.elapsed()
+        self.tracker.started.elapsed()
     }
 }
 
