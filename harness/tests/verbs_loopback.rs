@@ -249,3 +249,123 @@ fn we_as_passive_side_reject() {
     eprintln!("no listener: {e}");
     assert!(matches!(e, TransportError::Unreachable(_)), "{e}");
 }
+
+/// A connected pair for the requester's slots: the active side through `connect_verbs` (its
+/// lean path), the passive side posting `recvs` receives of `size` bytes before accepting.
+fn slots_pair(l: &mut VerbsListener, size: usize, recvs: usize) -> (VerbsConnection, VerbsConnection) {
+    let at = l.local_addr();
+    std::thread::scope(|s| {
+        let h = s.spawn(|| {
+            let mut p = l.next_request(soon()).expect("connect request");
+            p.post_recv(size, recvs).unwrap();
+            p.accept(&PASSIVE_PD, soon()).expect("accept")
+        });
+        let mut c = VerbsConnector::new(&at.ip().to_string(), at.port()).expect("verbs environment");
+        let a = c.connect_verbs(&ACTIVE_PD, soon()).expect("connect");
+        (a, h.join().unwrap())
+    })
+}
+
+fn message(i: usize) -> Vec<u8> {
+    format!("message {i}").into_bytes()
+}
+
+/// Calls leave through the send slots in order, though only one Send in 16 asks for a
+/// completion: more calls than slots, so the slots come back only through those completions;
+/// replies come back in place, in order, their receive slots reposted (each round needs the
+/// slots the last one reposted: a Send with none posted fails RNR).
+#[test]
+fn slots_carry_calls_and_replies_in_order() {
+    const SEND_SLOTS: usize = 16;
+    const WINDOW: usize = 8;
+    const ROUNDS: usize = 5;
+    let Some(mut l) = listener(7478) else { return };
+    let calls = 3 * SEND_SLOTS + 5;
+    let (mut a, mut b) = slots_pair(&mut l, 64, calls);
+    a.open_slots(WINDOW, 64, SEND_SLOTS, 64).unwrap();
+    let mut blocked = 0;
+    for i in 0..calls {
+        while !a.send_in_slot(&message(i)).unwrap() {
+            // Every slot in use: no reply is due, so what comes back is a free slot.
+            blocked += 1;
+            assert_eq!(a.take_messages(Duration::from_secs(5), |m| panic!("a message: {m:?}")), Ok(0));
+        }
+    }
+    assert!(blocked > 0, "the send slots never ran out");
+    for i in 0..calls {
+        match b.poll(soon()).unwrap() {
+            Event::Recv { status: WcStatus::Success, data, invalidated: None } => assert_eq!(data, message(i)),
+            other => panic!("call {i}: {other:?}"),
+        }
+    }
+    let mut got = Vec::new();
+    for round in 0..ROUNDS {
+        for i in 0..WINDOW {
+            b.send(&message(1000 + round * WINDOW + i)).unwrap();
+        }
+        let want = (round + 1) * WINDOW;
+        while got.len() < want {
+            let n = a.take_messages(Duration::from_secs(5), |m| got.push(m.to_vec())).unwrap();
+            assert!(n > 0 || got.len() < want);
+        }
+        assert_eq!(got.len(), want, "round {round}");
+    }
+    assert_eq!(got, (0..ROUNDS * WINDOW).map(|i| message(1000 + i)).collect::<Vec<_>>());
+    // Nothing more: the wait ends at its deadline.
+    assert_eq!(
+        a.take_messages(Duration::from_millis(50), |m| panic!("a message: {m:?}")),
+        Err(TransportError::Timeout)
+    );
+    assert!(matches!(a.send_in_slot(&[0; 65]), Err(TransportError::Invalid(_))));
+}
+
+/// A Send that fails (no receive posted at the peer) is the error of the next wait, and the
+/// connection is down after it.
+#[test]
+fn a_failed_send_from_a_slot_is_reported() {
+    let Some(mut l) = listener(7479) else { return };
+    let (mut a, b) = slots_pair(&mut l, 64, 0);
+    a.open_slots(1, 64, 4, 64).unwrap();
+    assert_eq!(a.send_in_slot(b"x"), Ok(true));
+    let r = a.take_messages(Duration::from_secs(5), |m| panic!("a message: {m:?}"));
+    if b.fabric().reports_receiver_not_ready() {
+        assert_eq!(r, Err(TransportError::Completion(WcStatus::ReceiverNotReady)));
+    } else {
+        // iWARP has no RNR: the receiver terminates the connection.
+        assert_eq!(r, Err(TransportError::Disconnected));
+    }
+    assert_eq!(a.send_in_slot(b"y"), Err(TransportError::Disconnected));
+}
+
+/// A reply the peer sends just before it goes is handed over; then the wait, asleep by then,
+/// ends with the disconnection (its flushed receive slots), not at the deadline.
+#[test]
+fn slots_see_the_peer_go() {
+    let Some(mut l) = listener(7480) else { return };
+    let (mut a, mut b) = slots_pair(&mut l, 64, 1);
+    a.open_slots(4, 64, 4, 64).unwrap();
+    assert_eq!(a.send_in_slot(b"call"), Ok(true));
+    match b.poll(soon()).unwrap() {
+        Event::Recv { status: WcStatus::Success, data, .. } => assert_eq!(data, b"call"),
+        other => panic!("{other:?}"),
+    }
+    b.send(b"reply").unwrap();
+    assert_eq!(b.poll(soon()).unwrap(), Event::SendDone { status: WcStatus::Success });
+    let mut got = Vec::new();
+    assert_eq!(a.take_messages(Duration::from_secs(5), |m| got.push(m.to_vec())), Ok(1));
+    assert_eq!(got, vec![b"reply".to_vec()]);
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            // Later than the spin: the wait is asleep when the peer goes.
+            std::thread::sleep(Duration::from_millis(50));
+            drop(b);
+        });
+        assert_eq!(
+            a.take_messages(Duration::from_secs(5), |m| panic!("a message: {m:?}")),
+            Err(TransportError::Disconnected)
+        );
+    });
+    assert!(t.elapsed() < Duration::from_secs(4), "{:?}", t.elapsed());
+    assert_eq!(a.send_in_slot(b"z"), Err(TransportError::Disconnected));
+}

@@ -48,12 +48,6 @@ pub struct VerbsConnection {
     pub(crate) fabric: Fabric,
     /// Completions taken off the CQ and not yet absorbed (kept for its allocation).
     pub(crate) polled: Vec<ffi::Completion>,
-    /// Buffers of unsignaled Sends found done, not yet back in the pool (kept for its allocation).
-    pub(crate) freed: Vec<ffi::Mr>,
-    /// Receives to repost in one chain (kept for its allocation).
-    pub(crate) repost: Vec<(u64, ffi::Mr, u32)>,
-    /// Sends posted by [`VerbsConnection::send_unsignaled`].
-    pub(crate) quiet_sent: u64,
     /// Times [`VerbsConnection::take_messages`] found nothing ready and waited.
     pub(crate) waits: u64,
 }
@@ -90,9 +84,6 @@ impl VerbsConnection {
             trace: std::env::var("RPCRDMA_VERBS_TRACE").is_ok_and(|v| v == "1"),
             fabric: Fabric::from_device(node, transport),
             polled: Vec::with_capacity(ffi::POLL_BATCH),
-            freed: Vec::new(),
-            repost: Vec::with_capacity(ffi::POLL_BATCH),
-            quiet_sent: 0,
             waits: 0,
         })
     }

@@ -42,10 +42,11 @@
 //!   [`WcStatus::LocalLengthError`]); remote invalidation is flagged with the kernel's
 //!   IB_WC_WITH_INVALIDATE bit (accepted as well as IBV_WC_WITH_INV).
 //! - A requester's lean path beside [`Connection`](rpcrdma_peers::transport::Connection)
-//!   (`bench-null`'s): [`VerbsConnection::send_unsignaled`] asks for a completion on one Send
-//!   in 16 (`SIGNAL_EVERY`; no [`Event::SendDone`](rpcrdma_peers::transport::Event) unless
-//!   one fails), and [`VerbsConnection::take_messages`] hands the messages that arrived over in
-//!   place, reposting their receives as one chain.
+//!   (`bench-null`'s): [`VerbsConnection::open_slots`] registers one region of receive slots
+//!   and one of send slots; [`VerbsConnection::send_in_slot`] copies a call into the next free
+//!   send slot and asks for a completion on one Send in 16 (`SIGNAL_EVERY`), and
+//!   [`VerbsConnection::take_messages`] hands the messages that arrived over in place,
+//!   reposting their slots as one chain: no buffer moves, no work-request table.
 //! - `RPCRDMA_VERBS_TRACE=1` prints every completion and CM event to stderr.
 //! - What verbs cannot do: observe the peer's RDMA Reads and Writes of our memory
 //!   ([`Connection::accesses`] returns [`TransportError::Environment`]).
@@ -88,9 +89,10 @@ const KIND_RECV: u64 = 2;
 const KIND_READ: u64 = 3;
 const KIND_WRITE: u64 = 4;
 const KIND_BIND: u64 = 5;
-/// A Send of [`VerbsConnection::send_unsignaled`]'s.
-const KIND_QUIET: u64 = 6;
-/// One in this many of [`VerbsConnection::send_unsignaled`]'s Sends asks for a completion.
+/// The requester's slots ([`VerbsConnection::open_slots`]): a receive slot, a Send.
+const KIND_SLOT_RECV: u64 = 6;
+const KIND_SLOT_SEND: u64 = 7;
+/// One in this many of [`VerbsConnection::send_in_slot`]'s Sends asks for a completion.
 const SIGNAL_EVERY: u64 = 16;
 
 fn params() -> ffi::ConnParams {

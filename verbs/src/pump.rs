@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use rpcrdma_peers::transport::{Event, Result, TransportError, WcStatus};
 
-use crate::{env_err, ffi, wc_status, VerbsConnection, DRAIN, KIND_QUIET, KIND_RECV, KIND_SEND, KIND_SHIFT, SPIN};
+use crate::{env_err, ffi, wc_status, VerbsConnection, DRAIN, KIND_RECV, KIND_SEND, KIND_SHIFT, SPIN};
 
 impl VerbsConnection {
     /// A receive that invalidated our region `key` (Send With Invalidate): no longer valid.
@@ -69,7 +69,7 @@ impl VerbsConnection {
             );
         }
         match kind {
-            KIND_RECV | KIND_SEND | KIND_QUIET if status == WcStatus::Flushed => {
+            KIND_RECV | KIND_SEND if status == WcStatus::Flushed => {
                 self.recycle(c.buf);
                 self.go_down();
             }
@@ -89,14 +89,6 @@ impl VerbsConnection {
                 self.recycle(c.buf);
                 self.events.push_back(Event::SendDone { status });
                 if status != WcStatus::Success {
-                    self.go_down();
-                }
-            }
-            KIND_QUIET => {
-                // Its buffer, and those of the unsignaled Sends before it, came back with the
-                // completion (VerbsConnection::release_quiet); only a failure is reported.
-                if status != WcStatus::Success {
-                    self.events.push_back(Event::SendDone { status });
                     self.go_down();
                 }
             }
@@ -125,12 +117,11 @@ impl VerbsConnection {
         let mut n = 0;
         let mut got = std::mem::take(&mut self.polled);
         loop {
-            let res = self.id.poll_completions(&mut got, &mut self.freed);
+            let res = self.id.poll_completions(&mut got);
             let batch = got.len();
             for c in got.drain(..) {
                 self.absorb(c);
             }
-            self.release_quiet();
             let k = match res {
                 Ok(k) => k,
                 Err(e) => {

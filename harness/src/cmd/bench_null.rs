@@ -35,9 +35,15 @@ const RECEIVE_SIZE: usize = 4096;
 /// Receives we keep posted: the largest window we can drive.
 const OUR_WINDOW: u32 = 64;
 
-/// RDMA_MSG without chunks (RFC 8166 4.2) carrying an NFSv3 NULL call: 68 bytes.
-fn null_call(xid: u32) -> [u8; 68] {
-    let mut buf = [0u8; 68];
+/// RDMA_MSG without chunks (RFC 8166 4.2): the 28-byte transport header and a 40-byte NFSv3
+/// NULL call.
+const NULL_CALL_SIZE: usize = 68;
+/// Send slots over verbs: room for our whole window and the Sends not yet shown complete
+/// (one in 16 asks for a completion), as the C client keeps.
+const SEND_SLOTS: usize = 2 * OUR_WINDOW as usize;
+
+fn null_call(xid: u32) -> [u8; NULL_CALL_SIZE] {
+    let mut buf = [0u8; NULL_CALL_SIZE];
     let mut w = Writer::new(&mut buf);
     HeaderBuilder::msg(xid, OUR_WINDOW).write(&mut w).expect("68 bytes");
     CallHeader::new(xid, 100003, 3, 0).encode(&mut w).expect("68 bytes");
@@ -45,13 +51,14 @@ fn null_call(xid: u32) -> [u8; 68] {
 }
 
 /// How the calls go out and the replies come back: the [`Connection`] API (the embedded
-/// responder), or over verbs the requester's lean path (unsignaled Sends, replies taken in
-/// place a batch at a time: rpcrdma_verbs' requester.rs), which is what a requester as lean
-/// as the C client (harness/linux-peer/null-client.c) does per call.
+/// responder), or over verbs the requester's slots (calls copied into send slots, one Send in
+/// 16 signaled, replies taken in place from receive slots a batch at a time: rpcrdma_verbs'
+/// requester.rs), which is what a requester as lean as the C client
+/// (harness/linux-peer/null-client.c) does per call.
 trait Link {
     /// The connection underneath, for what both paths do alike.
     fn connection(&mut self) -> &mut dyn Connection;
-    /// Posts `count` receives of RECEIVE_SIZE bytes.
+    /// Posts `count` receives of RECEIVE_SIZE bytes (over verbs: opens the slots).
     fn post_receives(&mut self, count: usize) -> Result<(), String> {
         self.connection().post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
     }
@@ -98,14 +105,22 @@ impl Link for VerbsConnection {
         self
     }
 
+    fn post_receives(&mut self, count: usize) -> Result<(), String> {
+        self.open_slots(count, RECEIVE_SIZE, SEND_SLOTS, NULL_CALL_SIZE).map_err(|e| e.to_string())
+    }
+
     fn call(&mut self, msg: &[u8]) -> Result<(), String> {
-        self.send_unsignaled(msg).map_err(|e| e.to_string())
+        match self.send_in_slot(msg) {
+            Ok(true) => Ok(()),
+            Ok(false) => Err(format!("all {SEND_SLOTS} send slots in use")),
+            Err(e) => Err(e.to_string()),
+        }
     }
 
     fn replies(&mut self) -> Result<(u32, u32), String> {
         let mut last = Ok(0);
         let n = self
-            .take_messages(RECEIVE_SIZE, WAIT, |data| {
+            .take_messages(WAIT, |data| {
                 if last.is_ok() {
                     last = grant(data);
                 }

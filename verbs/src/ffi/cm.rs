@@ -3,7 +3,7 @@
 #![allow(unsafe_code)]
 
 use super::*;
-use std::collections::{HashMap, VecDeque};
+use std::collections::HashMap;
 use std::ffi::{c_int, c_void};
 use std::hash::BuildHasherDefault;
 use std::io;
@@ -139,10 +139,8 @@ pub(super) struct QpState {
     pub(super) cq: Arc<Cq>,
     pub(super) _pd: Arc<Pd>,
     pub(super) inflight: HashMap<u64, Mr, BuildHasherDefault<WrIdHasher>>,
-    /// The buffers of [`Post::QuietSend`]s, in posting order: an unsignaled Send has no
-    /// completion of its own, so each is done when a later signaled one completes (a send
-    /// queue completes in order; ibv_post_send(3), IBV_SEND_SIGNALED).
-    pub(super) quiet: VecDeque<(u64, Mr)>,
+    /// The requester's slots, once open ([`CmId::open_slots`]).
+    pub(super) slots: Option<super::slots::Slots>,
     /// What ibv_poll_cq writes into, zeroed between polls (kept: no 1.5 KiB to zero a poll).
     pub(super) wcs: Box<[IbvWc; POLL_BATCH]>,
     /// A chain of receives and their SGEs being posted (kept for their allocations).
@@ -150,7 +148,7 @@ pub(super) struct QpState {
     pub(super) sges: Vec<IbvSge>,
 }
 
-const ZERO_WC: IbvWc = IbvWc {
+pub(super) const ZERO_WC: IbvWc = IbvWc {
     wr_id: 0,
     status: 0,
     opcode: 0,
@@ -199,12 +197,8 @@ pub struct CmId {
 unsafe impl Send for CmId {}
 
 /// What a posted work request carries. Buffers move into the queue pair until completion.
-/// A QuietSend is a Send that completes (IBV_SEND_SIGNALED) only when `signaled`; its buffer
-/// is released by its own completion or by that of a later QuietSend
-/// ([`CmId::poll_completions`]).
 pub enum Post<'a> {
     Send { wr_id: u64, buf: Mr, len: u32, invalidate: Option<u32> },
-    QuietSend { wr_id: u64, buf: Mr, len: u32, signaled: bool },
     Read { wr_id: u64, buf: Mr, len: u32, rkey: u32, remote_addr: u64 },
     Write { wr_id: u64, buf: Mr, len: u32, rkey: u32, remote_addr: u64 },
     Bind { wr_id: u64, region: &'a Region, rkey: u32, access: c_int },
@@ -299,7 +293,7 @@ impl CmId {
             cq: cq.clone(),
             _pd: pd.clone(),
             inflight: HashMap::default(),
-            quiet: VecDeque::new(),
+            slots: None,
             wcs: Box::new([ZERO_WC; POLL_BATCH]),
             chain: Vec::with_capacity(POLL_BATCH),
             sges: Vec::with_capacity(POLL_BATCH),
@@ -387,7 +381,6 @@ impl CmId {
         let mut wr: IbvSendWr = unsafe { MaybeUninit::zeroed().assume_init() };
         let mut sge = IbvSge { addr: 0, length: 0, lkey: 0 };
         wr.send_flags = IBV_SEND_SIGNALED;
-        let mut quiet = false;
         let keep: Option<(u64, Mr)> = match op {
             Post::Send { wr_id, buf, len, invalidate } => {
                 sge = IbvSge { addr: buf.addr(), length: len.min(buf.size() as u32), lkey: buf.lkey() };
@@ -404,16 +397,6 @@ impl CmId {
                     }
                     None => wr.opcode = IBV_WR_SEND,
                 }
-                Some((wr_id, buf))
-            }
-            Post::QuietSend { wr_id, buf, len, signaled } => {
-                sge = IbvSge { addr: buf.addr(), length: len.min(buf.size() as u32), lkey: buf.lkey() };
-                wr.wr_id = wr_id;
-                wr.opcode = IBV_WR_SEND;
-                if !signaled {
-                    wr.send_flags = 0;
-                }
-                quiet = true;
                 Some((wr_id, buf))
             }
             Post::Read { wr_id, buf, len, rkey, remote_addr } => {
@@ -462,60 +445,8 @@ impl CmId {
             return Err(io::Error::from_raw_os_error(rc));
         }
         let st = self.qp.as_mut().expect("checked in qp_ptr");
-        match keep {
-            Some(k) if quiet => st.quiet.push_back(k),
-            Some((id, buf)) => {
-                st.inflight.insert(id, buf);
-            }
-            None => {}
-        }
-        Ok(())
-    }
-
-    /// Posts receives as one chain of work requests (one ibv_post_recv call per
-    /// [`POLL_BATCH`]): each `(wr_id, buf, len)` taken from the front of `posts`. On an
-    /// error the receives not posted stay in `posts`.
-    pub fn post_recvs(&mut self, posts: &mut Vec<(u64, Mr, u32)>) -> io::Result<()> {
-        let (qp, ops) = self.qp_ptr()?;
-        let post = ops.post_recv.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
-        let st = self.qp.as_mut().expect("checked in qp_ptr");
-        while !posts.is_empty() {
-            let n = posts.len().min(POLL_BATCH);
-            st.chain.clear();
-            st.sges.clear();
-            for (wr_id, buf, len) in &posts[..n] {
-                st.sges.push(IbvSge { addr: buf.addr(), length: (*len).min(buf.size() as u32), lkey: buf.lkey() });
-                st.chain.push(IbvRecvWr { wr_id: *wr_id, next: ptr::null_mut(), sg_list: ptr::null_mut(), num_sge: 1 });
-            }
-            // Linked once both vectors are whole (neither reallocates after this).
-            let (base, sges) = (st.chain.as_mut_ptr(), st.sges.as_mut_ptr());
-            for i in 0..n {
-                // SAFETY: `i` and `i + 1 < n` index the `n` entries of `chain` and `sges`; the
-                // pointers are used by the provider during the call below only.
-                unsafe {
-                    (*base.add(i)).sg_list = sges.add(i);
-                    if i + 1 < n {
-                        (*base.add(i)).next = base.add(i + 1);
-                    }
-                }
-            }
-            let mut bad: *mut IbvRecvWr = ptr::null_mut();
-            // SAFETY: `qp` is live; the chain of `n` work requests and their SGEs is valid for
-            // the call (the provider copies them); the buffers they describe are registered and
-            // move into `inflight` below (those posted), so they stay allocated until their
-            // completions or the QP's destruction.
-            let rc = unsafe { post(qp, base, &mut bad) };
-            // The requests before `bad` were posted (ibv_post_recv(3)); all of them on success.
-            // A failure that names no request of the chain keeps them all (in `inflight` until
-            // the QP goes): a buffer the device may write is never freed.
-            let at = (bad as usize).wrapping_sub(base as usize) / std::mem::size_of::<IbvRecvWr>();
-            let posted = if rc == 0 || bad.is_null() || at >= n { n } else { at };
-            for (wr_id, buf, _) in posts.drain(..posted) {
-                st.inflight.insert(wr_id, buf);
-            }
-            if rc != 0 {
-                return Err(io::Error::from_raw_os_error(rc));
-            }
+        if let Some((id, buf)) = keep {
+            st.inflight.insert(id, buf);
         }
         Ok(())
     }
@@ -526,10 +457,8 @@ pub const POLL_BATCH: usize = 32;
 
 impl CmId {
     /// Takes up to [`POLL_BATCH`] completions off the QP's CQ (never blocks), appended to
-    /// `out` (the caller's, reused: nothing is allocated per poll); how many. The buffers of
-    /// the [`Post::QuietSend`]s a completion shows done (it and those posted before it) go to
-    /// `freed`.
-    pub fn poll_completions(&mut self, out: &mut Vec<Completion>, freed: &mut Vec<Mr>) -> io::Result<usize> {
+    /// `out` (the caller's, reused: nothing is allocated per poll); how many.
+    pub fn poll_completions(&mut self, out: &mut Vec<Completion>) -> io::Result<usize> {
         let (_, ops) = self.qp_ptr()?;
         let poll = ops.poll_cq.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
         let st = self.qp.as_mut().expect("checked in qp_ptr");
@@ -547,16 +476,6 @@ impl CmId {
         for w in st.wcs[..n].iter_mut() {
             let wc = std::mem::replace(w, ZERO_WC);
             let buf = st.inflight.remove(&wc.wr_id);
-            if buf.is_none() && st.quiet.iter().any(|(id, _)| *id == wc.wr_id) {
-                // A QuietSend's completion (a signaled one, or any flushed or failed one): it
-                // and the unsignaled ones posted before it are done.
-                while let Some((id, b)) = st.quiet.pop_front() {
-                    freed.push(b);
-                    if id == wc.wr_id {
-                        break;
-                    }
-                }
-            }
             out.push(Completion {
                 wr_id: wc.wr_id,
                 status: wc.status,
@@ -571,12 +490,6 @@ impl CmId {
             });
         }
         Ok(n)
-    }
-
-    /// QuietSend buffers not yet shown done.
-    #[cfg(test)]
-    pub fn quiet_outstanding(&self) -> usize {
-        self.qp.as_ref().map_or(0, |q| q.quiet.len())
     }
 
     /// Arms the CQ's completion channel for the next completion.

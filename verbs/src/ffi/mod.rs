@@ -13,9 +13,10 @@
 //!   completion channel, an MR its PD, an id its event channel), so nothing is destroyed while
 //!   something created from it lives.
 //! - A buffer handed to the device (a posted receive, send or RDMA Read/Write target) is owned
-//!   by the queue pair's in-flight table until its completion comes back or the queue pair is
-//!   destroyed; a registered buffer is freed only after a successful `ibv_dereg_mr` (after a
-//!   failed one it is leaked, never freed while the device may still write it).
+//!   by the queue pair's in-flight table (or, for the requester's slots, by the queue pair's
+//!   slot regions) until its completion comes back or the queue pair is destroyed; a
+//!   registered buffer is freed only after a successful `ibv_dereg_mr` (after a failed one it
+//!   is leaked, never freed while the device may still write it).
 //! - Static-inline verbs (`ibv_post_send`, `ibv_post_recv`, `ibv_poll_cq`,
 //!   `ibv_req_notify_cq`, `ibv_alloc_mw`, `ibv_dealloc_mw`) go through the context's ops table,
 //!   as verbs.h itself does.
@@ -26,6 +27,7 @@ mod abi;
 mod cm;
 mod loading;
 mod resources;
+mod slots;
 
 pub use abi::*;
 pub use cm::*;

@@ -153,9 +153,6 @@ pub struct Mr {
     pub(super) mr: *mut IbvMr,
     pub(super) buf: *mut u8,
     pub(super) len: usize,
-    /// Registered with a remote access right (or for a window's bind): the peer may write it
-    /// at any time, so it is never lent out as a slice ([`Mr::received`]).
-    pub(super) remote: bool,
     pub(super) _pd: Arc<Pd>,
 }
 
@@ -177,8 +174,7 @@ impl Mr {
             unsafe { drop(Box::from_raw(ptr::slice_from_raw_parts_mut(buf, len))) };
             return Err(e);
         }
-        let remote = access & (IBV_ACCESS_REMOTE_READ | IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND) != 0;
-        Ok(Mr { lib: pd.lib, mr, buf, len, remote, _pd: pd.clone() })
+        Ok(Mr { lib: pd.lib, mr, buf, len, _pd: pd.clone() })
     }
 
     pub fn size(&self) -> usize {
@@ -209,19 +205,6 @@ impl Mr {
         // borrowed from elsewhere while we hold &mut self).
         unsafe { ptr::copy_nonoverlapping(data.as_ptr(), self.buf.add(at), data.len()) };
         true
-    }
-
-    /// The first `len` bytes (clamped to the buffer) of a local-only buffer we hold (a
-    /// completed receive's), lent without a copy; None for a buffer the peer may access.
-    pub fn received(&self, len: usize) -> Option<&[u8]> {
-        if self.remote {
-            return None;
-        }
-        // SAFETY: the buffer is ours and `len` is clamped to it. Registered with local write
-        // only, it is written by the device only while posted in a work request, which moves
-        // it into the queue pair's in-flight table: holding it here (&self), it is not posted,
-        // and it cannot be until the borrow ends (posting takes it by value).
-        Some(unsafe { std::slice::from_raw_parts(self.buf, len.min(self.len)) })
     }
 
     /// Copies out `len` bytes from byte `at` (clamped to the buffer).
