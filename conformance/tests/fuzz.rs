@@ -653,6 +653,7 @@ fn a_disconnect_that_earlier_cases_caused_is_re_checked_alone_and_counted() {
     let (r, lines) = journalled_run(Faults::only("disconnect-after-bad-header"), c, "after-bad-header");
     assert!(r.disconnects_rechecked > 0, "{}", summary(&r));
     assert_eq!(r.disconnects_not_reproduced_alone, r.disconnects_rechecked, "{}", summary(&r));
+    assert!(r.disconnects_worse_alone.is_empty(), "{}", summary(&r));
     assert!(r.findings.iter().all(|f| f.reproducer.kind.class != Class::Disconnect), "{}", summary(&r));
     assert_eq!(rechecks(&lines).len() as u64, r.disconnects_rechecked);
 }
@@ -690,5 +691,6 @@ fn a_re_check_alone_that_does_worse_than_a_disconnect_is_the_case_s_finding() {
     assert_eq!(r.findings.len(), 1, "{}", summary(&r));
     assert_eq!(r.findings[0].reproducer.kind.class, Class::OobWrite, "{}", summary(&r));
     assert_eq!(r.disconnects_rechecked, r.disconnects_not_reproduced_alone + 1, "{}", summary(&r));
+    assert_eq!(r.disconnects_worse_alone, [("oob-write", 1)].into(), "{}", summary(&r));
     found_from_the_re_check(&r, &lines, faults, reply);
 }

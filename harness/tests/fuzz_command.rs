@@ -98,8 +98,10 @@ fn disconnects_not_reproduced_alone_are_counted_in_the_report() {
     assert!(rechecked > 0, "{v}");
     assert_eq!(v["disconnects_not_reproduced_alone"], rechecked, "{v}");
     assert_eq!(v["finding_classes"]["disconnect"], 0, "{v}");
+    assert_eq!(v["disconnects_worse_alone"], serde_json::json!({}), "{v}");
     let line = format!("{rechecked} re-checked alone on a fresh connection, {rechecked} of them not reproduced");
     assert!(text.contains(&line), "{text}");
+    assert!(text.contains("not reproduced there (counted, no finding)\n"), "none did worse, none named: {text}");
     std::fs::remove_dir_all(&d).unwrap();
 }
 
@@ -125,7 +127,12 @@ fn a_re_check_alone_that_does_worse_is_a_finding_not_counted_as_not_reproduced()
     assert!(not_reproduced < rechecked, "{v}");
     assert_eq!(v["finding_classes"]["disconnect"], 0, "{v}");
     assert!(v["finding_classes"]["oob-write"].as_u64().unwrap() >= rechecked - not_reproduced, "{v}");
-    let line = format!("{rechecked} re-checked alone on a fresh connection, {not_reproduced} of them not reproduced");
+    // No drop repeated alone (no `disconnect`): every other re-check did worse, an oob-write.
+    let worse = rechecked - not_reproduced;
+    assert_eq!(v["disconnects_worse_alone"], serde_json::json!({"oob-write": worse}), "{v}");
+    let line = format!(
+        "{rechecked} re-checked alone on a fresh connection, {not_reproduced} of them not reproduced there (counted, no finding), {worse} did worse there (oob-write {worse})\n"
+    );
     assert!(text.contains(&line), "{text}");
     let findings = v["findings"].as_array().unwrap();
     assert_eq!(findings.len(), 1, "{v}");

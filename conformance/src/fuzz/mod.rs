@@ -264,6 +264,9 @@ pub struct Report {
     /// finding, such as a violation, counted as usual). One that did worse alone (a crash, say)
     /// has that finding, found from the re-check, and is not counted here.
     pub disconnects_not_reproduced_alone: u64,
+    /// Of those re-checked, the ones that did worse alone than drop the connection, by the
+    /// class of the finding they had there (counted in `classes` too).
+    pub disconnects_worse_alone: BTreeMap<&'static str, u64>,
     pub elapsed: Duration,
     /// Of `elapsed`, the time spent minimising findings and re-checking disconnects alone.
     pub minimising: Duration,
@@ -556,6 +559,7 @@ pub fn run_watched(
         own_probes: 0,
         disconnects_rechecked: 0,
         disconnects_not_reproduced_alone: 0,
+        disconnects_worse_alone: BTreeMap::new(),
         elapsed: Duration::ZERO,
         minimising: Duration::ZERO,
         spent: Spent::default(),
@@ -654,6 +658,9 @@ pub fn run_watched(
                     // The drop repeated, or the case alone did worse: found from the re-check.
                     match classify::recheck_finding(&a) {
                         Some(kind) => {
+                            if kind.class != Class::Disconnect {
+                                *report.disconnects_worse_alone.entry(kind.class.name()).or_default() += 1;
+                            }
                             finding = Some(kind);
                             obs = a;
                         }

@@ -208,8 +208,13 @@ pub fn text(r: &Report, files: &[Option<PathBuf>], known: &[Option<String>]) -> 
     let classes: Vec<String> = r.classes.iter().map(|(k, v)| format!("{k} {v}")).collect();
     s += &format!("cases per finding class: {}\n", classes.join(", "));
     if r.disconnects_rechecked > 0 {
+        let worse: Vec<String> = r.disconnects_worse_alone.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        let worse = match r.disconnects_worse_alone.values().sum::<u64>() {
+            0 => String::new(),
+            n => format!(", {n} did worse there ({})", worse.join(", ")),
+        };
         s += &format!(
-            "disconnects of kept connections after malformed or unanswered messages: {} re-checked alone on a fresh connection, {} of them not reproduced there (counted, no finding)\n",
+            "disconnects of kept connections after malformed or unanswered messages: {} re-checked alone on a fresh connection, {} of them not reproduced there (counted, no finding){worse}\n",
             r.disconnects_rechecked, r.disconnects_not_reproduced_alone
         );
     }
@@ -291,6 +296,7 @@ pub fn json_report(r: &Report, files: &[Option<PathBuf>], known: &[Option<String
         "own_probes": r.own_probes,
         "disconnects_rechecked": r.disconnects_rechecked,
         "disconnects_not_reproduced_alone": r.disconnects_not_reproduced_alone,
+        "disconnects_worse_alone": r.disconnects_worse_alone,
         "liveness": r.outcomes,
         "finding_classes": r.classes,
         "signatures": r.signatures,

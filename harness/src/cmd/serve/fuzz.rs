@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use clap::Args;
 use rpcrdma_codec::hex::Hex;
 use rpcrdma_conformance::expectations::Expectations;
-use rpcrdma_conformance::fuzz::kernel_log::{report_signatures, CONTEXT_LINES};
+use rpcrdma_conformance::fuzz::kernel_log::{report_signature, report_signatures, CONTEXT_LINES};
 use rpcrdma_conformance::fuzz::Journal;
 use rpcrdma_peers::observe::{Listener, Observed, ObservedConnection};
 use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
@@ -60,9 +60,9 @@ pub struct FuzzArgs {
 /// A fuzzing session under way: the mutator the responders share, what it mutated, and the
 /// kernel log's findings.
 pub struct Session {
-    pub seed: u64,
     pub mutator: Arc<ReplyFuzz>,
-    /// Told of every observed event: keeps (and journals) each mutated message.
+    /// Told of every observed event: journals each mutated message, and keeps it while a
+    /// report in the kernel log may yet follow it.
     pub tracker: Arc<Tracker>,
     /// `--fuzz-reverse-only`.
     pub reverse_only: bool,
@@ -91,9 +91,21 @@ impl Session {
             ReplyFuzz::new(seed, args.fuzz_one_in)
         });
         let wire: Vec<String> = crate::wire_profile::names(wire).iter().map(|s| s.to_string()).collect();
-        let tracker = Arc::new(Tracker { started: Instant::now(), seed, wire, journal, state: Mutex::default() });
+        let tracker = Arc::new(Tracker {
+            started: Instant::now(),
+            seed,
+            wire,
+            journal,
+            follows_log: log.is_some(),
+            state: Mutex::default(),
+        });
         let watcher = log.map(|l| Watcher::start(l, tracker.clone()));
-        Ok(Session { seed, mutator, tracker, reverse_only: args.fuzz_reverse_only, watcher })
+        Ok(Session { mutator, tracker, reverse_only: args.fuzz_reverse_only, watcher })
+    }
+
+    /// The seed of the mutations.
+    pub fn seed(&self) -> u64 {
+        self.tracker.seed
     }
 
     /// Time since the session started (the clock of findings).
@@ -105,7 +117,7 @@ impl Session {
 /// One mutated reply: when, how, the call it answered and what was sent instead; or one
 /// mutated reverse-direction call (`reverse_call`: the n-th on its connection, from 1; `call`
 /// what was sent, `reply` empty).
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 struct Mutation {
     at: Duration,
     how: &'static str,
@@ -127,20 +139,27 @@ impl Mutation {
 const CALLS_KEPT: usize = 128;
 
 /// Pairs each mutated message with the call it answered and what was sent, as the responders
-/// record them ([`Listener`]), and journals it before it is sent.
+/// record them ([`Listener`]), and journals it before it is sent. It keeps a mutated message
+/// only until the kernel log has been read past it (the message a report follows is taken as
+/// its line is read, [`WatchState::take`]); the observation log keeps them all.
 #[derive(Debug)]
 pub struct Tracker {
     started: Instant,
     seed: u64,
     wire: Vec<String>,
     journal: Option<Journal>,
+    /// A kernel log is followed: its reports are paired with the mutated messages before them.
+    follows_log: bool,
     state: Mutex<TrackerState>,
 }
 
 #[derive(Debug, Default)]
 struct TrackerState {
     connections: HashMap<usize, Connection>,
-    mutations: Vec<Mutation>,
+    /// Mutated messages sent this session (the journal numbers them).
+    sent: u64,
+    /// The last mutated message sent before the kernel log was last read, and those since.
+    recent: VecDeque<Arc<Mutation>>,
 }
 
 /// A served connection as the tracker follows it.
@@ -183,10 +202,12 @@ impl Listener for Tracker {
                     let at_ms = std::time::SystemTime::now()
                         .duration_since(std::time::UNIX_EPOCH)
                         .map_or(0, |d| d.as_millis() as u64);
-                    let n = s.mutations.len() as u64 + 1;
-                    j.append(&journal::mutation_line(self.seed, &self.wire, n, at_ms, m.json()));
+                    j.append(&journal::mutation_line(self.seed, &self.wire, s.sent + 1, at_ms, m.json()));
                 }
-                s.mutations.push(m);
+                s.sent += 1;
+                if self.follows_log {
+                    s.recent.push_back(Arc::new(m));
+                }
             }
             Observed::Closed | Observed::Stopped(_) => {
                 s.connections.remove(&conn);
@@ -203,15 +224,22 @@ impl Tracker {
         self.state.lock().unwrap_or_else(|e| e.into_inner()).connections.clear();
     }
 
-    /// The last mutation sent at or before `at`.
-    fn last_before(&self, at: Duration) -> Option<Mutation> {
-        let s = self.state.lock().unwrap_or_else(|e| e.into_inner());
-        let n = s.mutations.partition_point(|m| m.at <= at);
-        n.checked_sub(1).map(|i| s.mutations[i].clone())
+    /// The last mutation sent at or before `at`, each of `at` the time a line of the kernel log
+    /// was read (a mutation sent by then is recorded by now); then forgets those no line read
+    /// later can follow: all before the last sent at or before `read_from` (a time before
+    /// the lines were last taken from the follower: a line read later is read after it).
+    fn last_before(&self, at: &[Duration], read_from: Duration) -> Vec<Option<Arc<Mutation>>> {
+        let mut s = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let before = |s: &TrackerState, t: Duration| s.recent.partition_point(|m| m.at <= t).checked_sub(1);
+        let found = at.iter().map(|t| before(&s, *t).map(|i| s.recent[i].clone())).collect();
+        if let Some(i) = before(&s, read_from) {
+            s.recent.drain(..i);
+        }
+        found
     }
 
     fn finding_json(&self, f: &Finding) -> serde_json::Value {
-        client_finding::finding(self.seed, &self.wire, &f.kind, &f.lines, f.after.as_ref().map(Mutation::json))
+        client_finding::finding(self.seed, &self.wire, &f.kind, &f.lines, f.after.as_deref().map(Mutation::json))
     }
 }
 
@@ -220,7 +248,7 @@ impl Tracker {
 struct Finding {
     kind: String,
     lines: Vec<String>,
-    after: Option<Mutation>,
+    after: Option<Arc<Mutation>>,
 }
 
 /// Lines of the kernel log kept; a flood beyond it drops the oldest (their findings are kept).
@@ -240,9 +268,17 @@ struct Watcher {
 
 #[derive(Default)]
 struct WatchState {
-    lines: Vec<(Duration, String)>,
+    lines: Vec<KernelLine>,
     found: Vec<Finding>,
     journaled: usize,
+}
+
+/// A line of the kernel log: when it was read, and, when it may begin a report
+/// ([`report_signature`]), the mutation sent last before.
+struct KernelLine {
+    at: Duration,
+    text: String,
+    after: Option<Arc<Mutation>>,
 }
 
 impl Watcher {
@@ -280,12 +316,23 @@ impl WatchState {
     /// the `end`).
     fn take(&mut self, log: &KernelLog, tracker: &Tracker, end: bool) {
         let now = tracker.started.elapsed();
-        self.lines
-            .extend(log.drain_timed().into_iter().map(|(t, s)| (t.saturating_duration_since(tracker.started), s)));
-        let text: Vec<String> = self.lines.iter().map(|(_, l)| l.clone()).collect();
+        // Each line that may begin a report is paired with the mutation before it as it is
+        // read: a report found later needs no older mutation kept.
+        let mut read: Vec<KernelLine> = log
+            .drain_timed()
+            .into_iter()
+            .map(|(t, text)| KernelLine { at: t.saturating_duration_since(tracker.started), text, after: None })
+            .collect();
+        let reports: Vec<usize> = (0..read.len()).filter(|&i| report_signature(&read[i].text).is_some()).collect();
+        let at: Vec<Duration> = reports.iter().map(|&i| read[i].at).collect();
+        for (i, after) in reports.into_iter().zip(tracker.last_before(&at, now)) {
+            read[i].after = after;
+        }
+        self.lines.extend(read);
+        let text: Vec<String> = self.lines.iter().map(|l| l.text.clone()).collect();
         let mut settling_from = text.len();
         for (i, sig) in report_signatures(&text) {
-            let at = self.lines[i].0;
+            let at = self.lines[i].at;
             let kind = format!("kernel-report: {sig}");
             if !end && now.saturating_sub(at) < REPORT_SETTLED {
                 settling_from = settling_from.min(i);
@@ -295,7 +342,7 @@ impl WatchState {
                 continue;
             }
             let end_line = (i + 1 + CONTEXT_LINES).min(text.len());
-            self.found.push(Finding { kind, lines: text[i..end_line].to_vec(), after: tracker.last_before(at) });
+            self.found.push(Finding { kind, lines: text[i..end_line].to_vec(), after: self.lines[i].after.clone() });
         }
         if let Some(j) = &tracker.journal {
             for f in &self.found[self.journaled..] {
@@ -329,19 +376,21 @@ pub fn finish(
     json_out: Option<&mut crate::report::Sink>,
 ) -> Outcome {
     let wire = crate::wire_profile::names(wire);
-    let followed = session.watcher.is_some();
+    let (seed, followed) = (session.seed(), session.watcher.is_some());
     let found = session.watcher.map(|w| w.finish(&session.tracker)).unwrap_or_default();
     let known: Vec<Option<String>> =
         found.iter().map(|f| profile.and_then(|p| p.known_finding(&f.kind)).map(|k| k.reason.clone())).collect();
-    let muts = std::mem::take(&mut session.tracker.state.lock().unwrap_or_else(|e| e.into_inner()).mutations);
+    let events = || observed.iter().flat_map(|c| c.events.iter()).map(|(_, e)| e);
+    // Counted from the log: each `Mutated` is followed there by the message sent in its place.
     let mut by_how: BTreeMap<&str, usize> = BTreeMap::new();
-    for m in &muts {
-        *by_how.entry(m.how).or_default() += 1;
+    for e in events() {
+        if let Observed::Mutated { how, .. } = e {
+            *by_how.entry(how).or_default() += 1;
+        }
     }
-    let replies: usize =
-        observed.iter().flat_map(|c| c.events.iter()).filter(|(_, e)| matches!(e, Observed::ToRequester(_))).count();
-    let calls: usize =
-        observed.iter().flat_map(|c| c.events.iter()).filter(|(_, e)| matches!(e, Observed::FromRequester(_))).count();
+    let mutated: usize = by_how.values().sum();
+    let replies = events().filter(|e| matches!(e, Observed::ToRequester(_))).count();
+    let calls = events().filter(|e| matches!(e, Observed::FromRequester(_))).count();
     let mut failed_write = false;
     let mut files = Vec::new();
     for (n, f) in found.iter().enumerate() {
@@ -357,8 +406,8 @@ pub fn finish(
     let how: Vec<String> = by_how.iter().map(|(k, v)| format!("{k} {v}")).collect();
     textln!(
         "fuzzed replies (seed {}): {} of {replies} replies mutated ({}), {calls} calls on {} connections",
-        session.seed,
-        muts.len(),
+        seed,
+        mutated,
         if how.is_empty() { "none".to_string() } else { how.join(", ") },
         observed.len()
     );
@@ -371,7 +420,7 @@ pub fn finish(
     }
     for (i, f) in found.iter().enumerate() {
         textln!("finding {}: {}", i + 1, f.kind);
-        match &f.after {
+        match f.after.as_deref() {
             Some(m @ Mutation { reverse_call: Some(n), .. }) => textln!(
                 "    after our reverse-direction call {:#010x} (call {n} on its connection) was mutated ({}): {}",
                 m.xid,
@@ -398,7 +447,7 @@ pub fn finish(
         let v = json!({
             "schema": "rpcrdma-harness/serve-fuzz-report/v1",
             "tool": format!("rpcrdma-harness {}", env!("CARGO_PKG_VERSION")),
-            "seed": session.seed,
+            "seed": seed,
             "wire_profile": wire,
             "one_in": args.fuzz_one_in,
             "connections": observed.len(),
@@ -432,7 +481,14 @@ mod tests {
     use super::*;
 
     fn tracker(journal: Option<Journal>) -> Tracker {
-        Tracker { started: Instant::now(), seed: 1, wire: Vec::new(), journal, state: Mutex::default() }
+        Tracker {
+            started: Instant::now(),
+            seed: 1,
+            wire: Vec::new(),
+            journal,
+            follows_log: true,
+            state: Mutex::default(),
+        }
     }
 
     /// Appends kmsg records to `path` and waits until the follower has read them.
@@ -441,6 +497,57 @@ mod tests {
         let text: String = lines.iter().map(|l| format!("6,1,1,-;{l}\n")).collect();
         f.write_all(text.as_bytes()).unwrap();
         std::thread::sleep(Duration::from_millis(150));
+    }
+
+    /// A mutated reply of `len` bytes to a call of as many, XID `xid`, on connection 0.
+    fn mutate(t: &Tracker, xid: u32, len: usize) {
+        let mut call = xid.to_be_bytes().to_vec();
+        call.resize(len, 0);
+        t.observed(0, &Observed::FromRequester(call.clone()));
+        t.observed(0, &Observed::Mutated { how: "xid", xid });
+        t.observed(0, &Observed::ToRequester(call));
+    }
+
+    /// The bytes of mutated messages the tracker holds.
+    fn held(t: &Tracker) -> usize {
+        let s = t.state.lock().unwrap();
+        s.recent.iter().map(|m| m.call.len() + m.reply.len()).sum()
+    }
+
+    #[test]
+    fn mutated_messages_are_kept_until_the_kernel_log_is_read_past_them() {
+        let d = std::env::temp_dir().join(format!("rpcrdma-held-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let kmsg = d.join("kmsg");
+        std::fs::write(&kmsg, "").unwrap();
+        let t = tracker(None);
+        let follower = KernelLog::follow(&kmsg).unwrap();
+        let mut w = WatchState::default();
+        // 4,000 mutated replies of 1 KiB and their calls (8 MB), the log read every 100.
+        for xid in 1..=4000 {
+            mutate(&t, xid, 1024);
+            if xid % 100 == 0 {
+                w.take(&follower, &t, false);
+            }
+        }
+        assert!(held(&t) <= 2 * 1024, "{} bytes held", held(&t));
+        // A report after the 4,000th: found with it, though more were sent before it settled.
+        log(&kmsg, &["BUG: KASAN: use-after-free in g+0x1/0x2".into()]);
+        for xid in 4001..=4100 {
+            mutate(&t, xid, 1024);
+        }
+        w.take(&follower, &t, false);
+        assert!(w.found.is_empty(), "not settled yet");
+        std::thread::sleep(REPORT_SETTLED);
+        w.take(&follower, &t, false);
+        assert_eq!(w.found.len(), 1);
+        assert_eq!(w.found[0].after.as_ref().map(|m| m.xid), Some(4000));
+        assert!(held(&t) <= 2 * 1024, "{} bytes held", held(&t));
+        // No kernel log followed: none kept.
+        let quiet = Tracker { follows_log: false, ..tracker(None) };
+        mutate(&quiet, 1, 1024);
+        assert_eq!(held(&quiet), 0);
+        std::fs::remove_dir_all(&d).unwrap();
     }
 
     #[test]
