@@ -46,9 +46,11 @@ pub fn report_signature(line: &str) -> Option<String> {
     if let Some(rest) = line.strip_prefix("UBSAN: ") {
         return Some(format!("UBSAN: {}", without_lines(rest)));
     }
-    // "INFO: task nfsd:1234 blocked for more than 120 seconds."
+    // "INFO: task nfsd:1234 blocked for more than 120 seconds." A kernel worker's pool
+    // ("kworker/u4:3": unbound, pool 4) depends on the machine's CPUs: "kworker".
     if line.starts_with("INFO: task ") && line.contains(" blocked for more than ") {
         let task = line["INFO: task ".len()..].split(':').next().unwrap_or("");
+        let task = if task.starts_with("kworker/") { "kworker" } else { task };
         return Some(format!("hung task {task}"));
     }
     // "refcount_t: underflow; use-after-free.", "list_add corruption. ..."
@@ -81,17 +83,86 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
             "general protection fault",
             "kernel BUG at",
         ];
+        let report = &lines[i + 1..lines.len().min(until)];
         if placeless.iter().any(|p| sig.starts_with(p)) {
-            let rip = lines[i + 1..lines.len().min(until)].iter().find_map(|l| l.trim().strip_prefix("RIP: "));
+            let rip = report.iter().find_map(|l| l.trim().strip_prefix("RIP: "));
             if let Some(rip) = rip {
                 // "0010:frwr_unmap_sync+0xb1/0x240 [rpcrdma]"
                 let at = rip.split_once(':').map_or(rip, |(_, f)| f);
                 sig = format!("{sig} in {}", function(at));
             }
         }
+        // A hung task names the function it waits in; a warning in the page or slab
+        // allocator (an allocation too large for it, say) the function that asked: the first
+        // reliable frame of the trace past the scheduler's waits or the allocator's own.
+        if sig.starts_with("hung task ") {
+            if let Some(f) = first_frame(report, WAITS) {
+                sig = format!("{sig} in {f}");
+            }
+        } else if sig.starts_with("WARNING at mm/") && ALLOCATORS.iter().any(|a| sig.contains(&format!(" {a}"))) {
+            if let Some(f) = first_frame(report, ALLOCATORS) {
+                sig = format!("{sig} from {f}");
+            }
+        }
         out.push((i, sig));
     }
     out
+}
+
+/// Prefixes of the functions a blocked task waits in (kernel/sched/core.c, kernel/time/timer.c,
+/// kernel/sched/completion.c, kernel/locking/, kernel/sched/wait_bit.c).
+const WAITS: &[&str] = &[
+    "__schedule",
+    "schedule",
+    "io_schedule",
+    "__wait_for_common",
+    "wait_for_common",
+    "wait_for_completion",
+    "__mutex_lock",
+    "mutex_lock",
+    "rwsem_down",
+    "down_",
+    "__down",
+    "rt_mutex",
+    "__wait_on_bit",
+    "out_of_line_wait_on_bit",
+    "bit_wait",
+    "wait_on_page",
+    "folio_wait",
+];
+
+/// Prefixes of the page and slab allocator's functions (mm/page_alloc.c, mm/mempolicy.c,
+/// mm/slub.c, mm/util.c, mm/vmalloc.c).
+const ALLOCATORS: &[&str] = &[
+    "__alloc_pages",
+    "alloc_pages",
+    "__alloc_frozen_pages",
+    "alloc_frozen_pages",
+    "___kmalloc",
+    "__kmalloc",
+    "kmalloc",
+    "__kvmalloc",
+    "kvmalloc",
+    "krealloc",
+    "__vmalloc",
+    "vmalloc",
+    "__folio_alloc",
+    "folio_alloc",
+    "kmem_cache_alloc",
+    "__kmem_cache_alloc",
+];
+
+/// The function of the first reliable frame of a report's call trace (frames the unwinder
+/// marks "?" are guesses) whose name does not begin with one of `skip`.
+fn first_frame<'a>(report: &'a [String], skip: &[&str]) -> Option<&'a str> {
+    report
+        .iter()
+        .skip_while(|l| !l.trim().starts_with("Call Trace:"))
+        .skip(1)
+        .map(|l| l.trim())
+        .filter(|l| !l.starts_with('?') && !l.starts_with('<') && l.contains("+0x"))
+        .map(function)
+        .find(|f| !skip.iter().any(|s| f.starts_with(s)))
 }
 
 /// "net/x.c:123 func+0x1c/0x80 [mod]" -> "net/x.c func".
@@ -318,6 +389,7 @@ mod tests {
                 "UBSAN: array-index-out-of-bounds in net/sunrpc/xprtrdma/svc_rdma_recvfrom.c",
             ),
             ("INFO: task nfsd:1234 blocked for more than 122 seconds.", "hung task nfsd"),
+            ("INFO: task kworker/u4:3:48 blocked for more than 120 seconds.", "hung task kworker"),
             ("refcount_t: underflow; use-after-free.", "refcount_t: underflow; use-after-free"),
         ];
         for (line, want) in cases {
@@ -381,6 +453,53 @@ mod tests {
         // "kernel BUG at" names a file: its RIP adds the function.
         let bug = vec!["kernel BUG at net/a.c:12!".to_string(), "RIP: 0010:g+0x1/0x2 [m]".to_string()];
         assert_eq!(report_signatures(&bug), [(0, "kernel BUG at net/a.c in g".to_string())]);
+    }
+
+    /// Lines of Debian 6.12.118-1's log under `serve --fuzz` (the page allocator's
+    /// WARN_ON_ONCE_GFP for an order above MAX_PAGE_ORDER; kernel/hung_task.c's report).
+    #[test]
+    fn an_allocator_warning_names_its_caller_and_a_hung_task_where_it_waits() {
+        let lines = |l: &[&str]| l.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+        let warn = lines(&[
+            "WARNING: CPU: 0 PID: 10663 at mm/page_alloc.c:4835 __alloc_pages_noprof+0x2a7/0x310",
+            "RIP: 0010:__alloc_pages_noprof+0x2a7/0x310",
+            "Call Trace:",
+            " <TASK>",
+            " ? decode_cb_sequence_args+0xec/0x230 [nfsv4]",
+            " alloc_pages_mpol_noprof+0xd7/0x1c0",
+            " ___kmalloc_large_node+0x87/0xa0",
+            " __kmalloc_large_node_noprof+0x1d/0xa0",
+            " __kmalloc_noprof+0x2e2/0x400",
+            " ? update_curr+0x198/0x200",
+            " decode_cb_sequence_args+0xec/0x230 [nfsv4]",
+            " nfs4_callback_compound+0x26d/0x680 [nfsv4]",
+        ]);
+        assert_eq!(
+            report_signatures(&warn),
+            [(0, "WARNING at mm/page_alloc.c __alloc_pages_noprof from decode_cb_sequence_args".to_string())]
+        );
+        let hung = lines(&[
+            "INFO: task kworker/u4:3:48 blocked for more than 120 seconds.",
+            "      Tainted: G        W          6.12.118+deb13-amd64 #1 Debian 6.12.118-1",
+            "task:kworker/u4:3    state:D stack:0     pid:48    tgid:48    ppid:2      flags:0x00004000",
+            "Workqueue: rpciod rpc_async_schedule [sunrpc]",
+            "Call Trace:",
+            " <TASK>",
+            " __schedule+0x4ea/0xbe0",
+            " schedule+0x27/0xc0",
+            " schedule_timeout+0x12f/0x160",
+            " __wait_for_common+0x91/0x1e0",
+            " ? __pfx_schedule_timeout+0x10/0x10",
+            " frwr_unmap_sync+0x1cb/0x250 [rpcrdma]",
+            " xprt_release+0xa2/0x190 [sunrpc]",
+        ]);
+        assert_eq!(report_signatures(&hung), [(0, "hung task kworker in frwr_unmap_sync".to_string())]);
+        // A warning elsewhere in mm/ that is not the allocator's keeps its own name; one
+        // without a trace, or a hung task without one, is named as before.
+        let other =
+            lines(&["WARNING: CPU: 0 PID: 1 at mm/gup.c:9 try_grab_folio+0x1/0x2", "Call Trace:", " f+0x1/0x2"]);
+        assert_eq!(report_signatures(&other), [(0, "WARNING at mm/gup.c try_grab_folio".to_string())]);
+        assert_eq!(report_signatures(&hung[..1]), [(0, "hung task kworker".to_string())]);
     }
 
     #[test]
