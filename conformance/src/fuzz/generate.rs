@@ -1,8 +1,8 @@
 //! Fresh messages: mostly well-formed calls of every shape the protocol has (short and long
-//! calls, read chunks at the call's end, write lists, reply chunks, Version Two envelopes,
-//! the forbidden procedures), so mutation starts from inputs a peer takes seriously.
+//! calls, NFSv3 WRITEs whose data is in a read chunk, write lists, reply chunks, Version Two
+//! envelopes, the forbidden procedures), so mutation starts from inputs a peer takes seriously.
 
-use rpcrdma_peers::proto::nfs3::{NFSPROC3_NULL, NFS_PROGRAM, NFS_V3};
+use rpcrdma_peers::proto::nfs3::{self, NFSPROC3_NULL, NFSPROC3_WRITE, NFS_PROGRAM, NFS_V3, ROOT_FH};
 
 use super::input::{Form, ReadSeg, RpcSpec, Seg, Spec};
 use super::rng::Rng;
@@ -83,10 +83,22 @@ pub fn message(rng: &mut Rng, xid: u32) -> Spec {
             s.long_call = true;
             s.form = Form::NoMsg;
         }
-        // A data item at the end of the call (a WRITE's data).
+        // An NFSv3 WRITE whose data, the one DDP-eligible argument (RFC 8267 4), is in a read
+        // chunk: inline, the arguments up to the data's length word (RFC 8166 3.4.4.1); the
+        // chunk at the data's position, right after that word (3.4.5), without the data's
+        // roundup padding (3.4.5.2). Nothing more is drawn than the chunk's length, so every
+        // other message of a seed stays as it was: the root's handle (a directory on every
+        // peer: the call is decoded and its chunk pulled, then NFS3ERR_ISDIR, the export
+        // untouched) and the discarded arguments' length as the offset.
         2 => {
+            let len = seg_len(rng);
+            if let Some(r) = &mut s.rpc {
+                let offset = r.args.len() as u64;
+                (r.prog, r.vers, r.proc_) = (NFS_PROGRAM, NFS_V3, NFSPROC3_WRITE);
+                r.args = nfs3::write_args_split(&ROOT_FH, offset, &vec![0; len as usize]);
+            }
             let pos = s.rpc_bytes().map_or(0, |b| b.len()) as u32;
-            s.reads.push(ReadSeg { position: pos, seg: Seg::exact(seg_len(rng)) });
+            s.reads.push(ReadSeg { position: pos, seg: Seg::exact(len) });
         }
         // Version Two.
         3 => {
@@ -111,9 +123,15 @@ pub fn message(rng: &mut Rng, xid: u32) -> Spec {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::frame::rpc::RpcKind;
+    use crate::fuzz::execute::well_formed;
+    use crate::fuzz::input::Wire;
     use rpcrdma_codec::check::{Role, Violations};
-    use rpcrdma_codec::v1::Message;
+    use rpcrdma_codec::rpc::{AcceptStat, RpcHeader, RpcMessage};
+    use rpcrdma_codec::v1::{Body, Message};
+    use rpcrdma_codec::xdr::Reader;
     use rpcrdma_codec::Profile;
+    use rpcrdma_peers::transport::Region;
 
     #[test]
     fn the_null_call_is_well_formed() {
@@ -135,5 +153,137 @@ mod tests {
             }
         }
         assert!(v1 > 150 && ok * 10 >= v1 * 9, "{ok} of {v1} decode");
+    }
+
+    /// FNV-1a (64 bits) of `bytes`, continued from `h`.
+    fn fnv(mut h: u64, bytes: &[u8]) -> u64 {
+        for b in bytes {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x0100_0000_01b3);
+        }
+        h
+    }
+
+    /// A message with a data chunk: the only kind [`message`] gives a read chunk at a
+    /// non-zero position.
+    fn carries_data(s: &Spec) -> bool {
+        s.reads.iter().any(|r| r.position != 0)
+    }
+
+    /// The digest of `seed`'s first `n` messages: each one's encoding (a data-chunk message's
+    /// without its RPC call and positions), and the generator's state after it.
+    fn sequence_digest(seed: u64, n: u32) -> u64 {
+        let mut rng = Rng::new(seed);
+        let mut h = 0xcbf2_9ce4_8422_2325;
+        for i in 0..n {
+            let mut s = message(&mut rng, i);
+            if carries_data(&s) {
+                s.rpc = None;
+                s.reads.iter_mut().for_each(|r| r.position = 0);
+            }
+            let w = s.encode();
+            h = fnv(h, &w.bytes);
+            for r in &w.regions {
+                h = fnv(h, &r.contents);
+            }
+            h = fnv(h, &rng.clone().next_u64().to_be_bytes());
+        }
+        h
+    }
+
+    /// The change that made the data-chunk message a WRITE drew nothing new: every other
+    /// message of a seed, and the generator's state after each message, are as before it. The
+    /// digests were computed by [`sequence_digest`] over the generator before that change
+    /// (commit 79fa429, whose data-chunk message was the drawn call with a chunk at its end).
+    #[test]
+    fn other_messages_and_the_draws_are_as_before_the_write() {
+        let before = [(1, 0x69a5_61e7_55ad_d697), (2, 0xe4f1_6ca2_c59a_d967), (3, 0x15d1_6ea2_befe_cbe1)];
+        for (seed, digest) in before {
+            assert_eq!(sequence_digest(seed, 2000), digest, "seed {seed}");
+        }
+    }
+
+    /// Each chunk's region and coordinates as a peer would see them: the bytes with made-up
+    /// handles and addresses, the regions, their contents.
+    fn bound(w: &Wire) -> (Vec<u8>, Vec<Region>, Vec<&[u8]>) {
+        let regions: Vec<Region> = (0..w.regions.len())
+            .map(|k| Region {
+                handle: 0x100 + k as u32,
+                offset: 0x10_0000 * (k as u64 + 1),
+                length: w.regions[k].contents.len() as u32,
+            })
+            .collect();
+        let coords: Vec<(u32, u64)> = regions.iter().map(|r| (r.handle, r.offset)).collect();
+        (w.bind(&coords), regions, w.regions.iter().map(|r| r.contents.as_slice()).collect())
+    }
+
+    /// The data-chunk messages among `seed`'s first `n`.
+    fn data_messages(seed: u64, n: u32) -> Vec<Spec> {
+        let mut rng = Rng::new(seed);
+        (0..n).map(|i| message(&mut rng, i)).filter(carries_data).collect()
+    }
+
+    /// RFC 1813 3.3.7 WRITE3args { file: nfs_fh3 (opaque<64>), offset: uint64, count: uint32,
+    /// stable: stable_how, data: opaque<> }, its data reduced (RFC 8267 4): the data's length
+    /// word stays inline, the bytes and their padding go (RFC 8166 3.4.4.1, 3.4.4.4), and the
+    /// chunk's position is where they were, the chunk exactly the data (3.4.5, 3.4.5.2).
+    #[test]
+    fn a_data_chunk_is_a_write_s_data() {
+        let mut seen = 0;
+        for seed in 1..=3 {
+            for s in data_messages(seed, 400) {
+                let w = s.encode();
+                let (bytes, regions, contents) = bound(&w);
+                assert!(well_formed(&bytes, &regions, &contents, 4096, &Profile::default()), "{s:?}");
+                let m = Message::decode(&bytes, &Profile::default()).unwrap();
+                assert!(Violations::of(&m, Role::Call).is_empty(), "{s:?}");
+                let Body::Msg(chunks) = m.header.body else { panic!("{s:?}") };
+                let reads: Vec<_> = chunks.reads.segments().collect();
+                let RpcMessage { header: RpcHeader::Call(c), body, body_offset } =
+                    RpcMessage::decode(m.payload).unwrap()
+                else {
+                    panic!("{s:?}")
+                };
+                assert_eq!((c.prog, c.vers, c.proc_), (100003, 3, 7), "{s:?}");
+                let mut r = Reader::new(body);
+                let file = r.opaque("file", 64).unwrap();
+                let (_offset, count, stable) =
+                    (r.u64("offset").unwrap(), r.u32("count").unwrap(), r.u32("stable").unwrap());
+                let data_len = r.u32("data length").unwrap();
+                let data_at = body_offset + body.len() - r.remaining();
+                // Nothing after the length word: the data and its padding are in the chunk.
+                assert_eq!(r.remaining(), 0, "{s:?}");
+                assert_eq!(file, ROOT_FH);
+                assert!(stable <= 2 && count == data_len, "{s:?}");
+                assert_eq!(reads.len(), 1, "{s:?}");
+                assert_eq!((reads[0].position as usize, reads[0].target.length), (data_at, data_len), "{s:?}");
+                seen += 1;
+            }
+        }
+        assert!(seen > 60, "{seen} data-chunk messages");
+    }
+
+    /// The reference responder pulls the chunk and answers the call as a WRITE: NFS3ERR_ISDIR
+    /// (the root is a directory), where the call it replaced drew ERR_CHUNK (RFC 8166 6.1).
+    #[test]
+    fn the_reference_responder_answers_a_data_chunk_message_as_a_write() {
+        use crate::engine::RunOptions;
+        use crate::fuzz::{Embedded, Target, Timing};
+        use rpcrdma_peers::proto::nfs3::NFS3ERR_ISDIR;
+        use rpcrdma_peers::responder::Faults;
+        use std::time::Duration;
+        let mut peer = Embedded::new(Faults::default());
+        let options = RunOptions { timeout: Duration::from_secs(2), ..RunOptions::default() };
+        let timing = Timing { reply: Duration::from_millis(400) };
+        let data = data_messages(1, 200);
+        assert!(data.len() >= 5, "{} data-chunk messages", data.len());
+        for s in data.into_iter().take(5) {
+            let obs = crate::fuzz::execute::run(peer.connector(), &options, timing, &[s.encode()]);
+            assert_eq!(obs.well_formed, [true], "{s:?}");
+            let reply = obs.replies.iter().find(|f| f.xid() == Some(s.xid)).expect("answered");
+            let rpc = reply.rpc.as_ref().and_then(|r| r.as_ref().ok()).expect("an RPC reply inline");
+            assert!(matches!(rpc.kind, RpcKind::Accepted(AcceptStat::Success)), "{}", rpc.summary);
+            let results = &reply.bytes()[rpc.body.clone()];
+            assert_eq!(nfs3::status(results), Some(NFS3ERR_ISDIR), "{}", rpc.summary);
+        }
     }
 }

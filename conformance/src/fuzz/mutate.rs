@@ -296,20 +296,36 @@ mod recorded {
         format!("{s:?}").bytes().fold(0xcbf2_9ce4_8422_2325, |h, b| (h ^ b as u64).wrapping_mul(0x100_0000_01b3))
     }
 
+    /// [`fingerprint`], but of a data-chunk message (the generator's only read chunk at a
+    /// non-zero position, `data` when fresh) without its RPC call and read positions: the
+    /// generator made it an NFSv3 WRITE with no draw of its own, so only those differ.
+    fn fingerprint_but_data(s: &Spec, data: bool) -> u64 {
+        let mut s = s.clone();
+        if data {
+            s.rpc = None;
+            s.reads.iter_mut().for_each(|r| r.position = 0);
+        }
+        fingerprint(&s)
+    }
+
     /// Seed 5: 48 fresh messages, each mutated once by [`message`], fingerprinted.
     pub fn picks() -> Vec<u64> {
         let mut rng = Rng::new(5);
         (0..48)
             .map(|i| {
                 let mut s = generate::message(&mut rng, 100 + i);
+                let data = s.reads.iter().any(|r| r.position != 0);
                 message(&mut rng, &mut s);
-                fingerprint(&s)
+                fingerprint_but_data(&s, data)
             })
             .collect()
     }
 
     /// Recorded from `message` as it was before it became a table (a 21-arm `match` on
-    /// `rng.below(21)`, main at 0a64186): the same seed must pick the same mutations.
+    /// `rng.below(21)`, main at 0a64186): the same seed must pick the same mutations. The
+    /// data-chunk messages' fingerprints (seed 5's 5th, 35th, 36th and 46th; seed 9's one
+    /// message) were taken again by [`fingerprint_but_data`] with the generator before the data
+    /// chunk became a WRITE's (79fa429), whose other fingerprints were these.
     #[test]
     fn a_seed_picks_the_mutations_it_picked_before_the_table() {
         let before: [u64; 48] = [
@@ -317,7 +333,7 @@ mod recorded {
             0x7569de914a36c6a8,
             0x3d156d6712f909be,
             0x3530c58b6d8376c1,
-            0x10a501ca0d39c17c,
+            0x859a98594e391c52,
             0xbd81dcc4266a7361,
             0x0a7b26c1fa3cdcdc,
             0xe8fa8a304a8592f6,
@@ -347,8 +363,8 @@ mod recorded {
             0xdaf85cb7503227c3,
             0xe9c4e0ed2b90c4cf,
             0x0952c9afb529066f,
-            0x457ede331b5689b2,
-            0x1ef6d3c8cdbf2f9c,
+            0xe188b4acd3d0cb22,
+            0xfea357884ac67c1e,
             0xaa53d11e156c6dee,
             0xa964a72806b0068b,
             0x4cd83156d9ca0a41,
@@ -358,7 +374,7 @@ mod recorded {
             0x9a01ec19ede14224,
             0x65d1b3590b1cad88,
             0xa5052eec0c3753eb,
-            0x2e4b9cf4025d9b01,
+            0x1e7a280d94214ccf,
             0x5b51c08e5cd0b0d4,
             0x0277debf4a1915a6,
         ];
@@ -367,10 +383,11 @@ mod recorded {
         // messages with and without the lists they change), fingerprints folded.
         let mut rng = Rng::new(9);
         let mut s = generate::message(&mut rng, 1);
+        let data = s.reads.iter().any(|r| r.position != 0);
         let all = (0..400).fold(0u64, |h, _| {
             message(&mut rng, &mut s);
-            h.rotate_left(5) ^ fingerprint(&s)
+            h.rotate_left(5) ^ fingerprint_but_data(&s, data)
         });
-        assert_eq!(all, 0xcbfbb252338e5bbd);
+        assert_eq!(all, 0x8b64bf6a177b6493);
     }
 }
