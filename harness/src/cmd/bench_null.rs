@@ -38,8 +38,10 @@ const OUR_WINDOW: u32 = 64;
 /// RDMA_MSG without chunks (RFC 8166 4.2): the 28-byte transport header and a 40-byte NFSv3
 /// NULL call.
 const NULL_CALL_SIZE: usize = 68;
-/// Send slots over verbs: room for our whole window and the Sends not yet shown complete
-/// (one in 16 asks for a completion), as the C client keeps.
+/// Send slots over verbs, as many as the C client keeps: our whole window and Sends not yet
+/// shown complete (one in 16 asks for a completion). Where a Send's completion comes after its
+/// reply (6.12's rxe completes Sends from a work queue) they can all be in use; `drive` then
+/// takes replies and completions before the next call.
 const SEND_SLOTS: usize = 2 * OUR_WINDOW as usize;
 
 fn null_call(xid: u32) -> [u8; NULL_CALL_SIZE] {
@@ -62,8 +64,11 @@ trait Link {
     fn post_receives(&mut self, count: usize) -> Result<(), String> {
         self.connection().post_recv(RECEIVE_SIZE, count).map_err(|e| e.to_string())
     }
-    fn call(&mut self, msg: &[u8]) -> Result<(), String>;
-    /// Waits for replies; how many arrived, and the credit grant of the last one.
+    /// Sends a call; false when it cannot go yet (over verbs: every send slot still in use,
+    /// the Sends' completions not yet taken), so replies are taken first.
+    fn call(&mut self, msg: &[u8]) -> Result<bool, String>;
+    /// Waits for replies; how many arrived (over verbs, 0 when a send slot came free instead),
+    /// and the credit grant of the last one.
     fn replies(&mut self) -> Result<(u32, u32), String>;
     fn close(&mut self) {
         self.connection().disconnect();
@@ -81,8 +86,8 @@ impl Link for Box<dyn Connection> {
         self.as_mut()
     }
 
-    fn call(&mut self, msg: &[u8]) -> Result<(), String> {
-        self.send(msg).map_err(|e| e.to_string())
+    fn call(&mut self, msg: &[u8]) -> Result<bool, String> {
+        self.send(msg).map(|()| true).map_err(|e| e.to_string())
     }
 
     fn replies(&mut self) -> Result<(u32, u32), String> {
@@ -109,12 +114,8 @@ impl Link for VerbsConnection {
         self.open_slots(count, RECEIVE_SIZE, SEND_SLOTS, NULL_CALL_SIZE).map_err(|e| e.to_string())
     }
 
-    fn call(&mut self, msg: &[u8]) -> Result<(), String> {
-        match self.send_in_slot(msg) {
-            Ok(true) => Ok(()),
-            Ok(false) => Err(format!("all {SEND_SLOTS} send slots in use")),
-            Err(e) => Err(e.to_string()),
-        }
+    fn call(&mut self, msg: &[u8]) -> Result<bool, String> {
+        self.send_in_slot(msg).map_err(|e| e.to_string())
     }
 
     fn replies(&mut self) -> Result<(u32, u32), String> {
@@ -156,8 +157,12 @@ fn drive(link: &mut dyn Link, depth: u32, total: u32, xid: &mut u32) -> Result<D
     let (mut sent, mut done) = (0, 0);
     while done < total {
         while sent < total && sent - done < depth {
+            if !link.call(&null_call(xid.wrapping_add(1)))? {
+                // No send slot free (a Send's completion can come after its reply, as on
+                // 6.12's rxe): the replies and completions first, as the C client waits.
+                break;
+            }
             *xid = xid.wrapping_add(1);
-            link.call(&null_call(*xid))?;
             sent += 1;
         }
         let (n, _) = link.replies()?;
@@ -190,7 +195,9 @@ pub fn run(args: BenchArgs) -> Outcome {
     let result = (|| -> Result<(), String> {
         link.post_receives(OUR_WINDOW as usize)?;
         let mut xid = 0x4000_0000u32;
-        link.call(&null_call(xid))?;
+        if !link.call(&null_call(xid))? {
+            return Err("no send slot free for the first call".into());
+        }
         let (_, grant) = link.replies()?;
         let window = grant.clamp(1, OUR_WINDOW);
         crate::outln!(
@@ -227,5 +234,59 @@ pub fn run(args: BenchArgs) -> Outcome {
             crate::errln!("error: {e}");
             Ok(Ending::Failed)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A link whose sends are refused while `busy` calls are outstanding past `free` (a send
+    /// queue whose completions lag its replies), each refusal answered by a free slot alone.
+    struct Lagging {
+        outstanding: Vec<u32>,
+        free: usize,
+        refused: u32,
+        unblock: bool,
+        xids: Vec<u32>,
+    }
+
+    impl Link for Lagging {
+        fn connection(&mut self) -> &mut dyn Connection {
+            unreachable!("not used by drive")
+        }
+        fn call(&mut self, msg: &[u8]) -> Result<bool, String> {
+            if self.outstanding.len() >= self.free {
+                self.refused += 1;
+                self.unblock = true;
+                return Ok(false);
+            }
+            let xid = u32::from_be_bytes(msg[..4].try_into().unwrap());
+            self.outstanding.push(xid);
+            self.xids.push(xid);
+            Ok(true)
+        }
+        fn replies(&mut self) -> Result<(u32, u32), String> {
+            if std::mem::take(&mut self.unblock) {
+                // A slot came free, no reply with it.
+                self.free += 1;
+                return Ok((0, 0));
+            }
+            let n = self.outstanding.len() as u32;
+            assert!(n > 0, "waited for replies with none outstanding");
+            self.outstanding.clear();
+            Ok((n, 64))
+        }
+    }
+
+    #[test]
+    fn a_call_that_cannot_go_yet_waits_for_a_free_slot_and_goes_next() {
+        let mut link = Lagging { outstanding: Vec::new(), free: 3, refused: 0, unblock: false, xids: Vec::new() };
+        let mut xid = 100;
+        drive(&mut link, 8, 40, &mut xid).unwrap();
+        assert!(link.refused > 0, "the slots never ran out");
+        // Every call sent once, in order, none lost or repeated for the refusals.
+        assert_eq!(link.xids, (101..=140).collect::<Vec<_>>());
+        assert_eq!(xid, 140);
     }
 }
