@@ -24,8 +24,13 @@ const ACTIVE_PD: [u8; 8] = [1, 2, 3, 4, 5, 6, 7, 8];
 const PASSIVE_PD: [u8; 8] = [9; 8];
 
 /// A connected pair over the device: (active, passive). The passive side posts `recvs`
-/// receives of `size` bytes before accepting.
-fn pair(l: &mut VerbsListener, size: usize, recvs: usize) -> (Box<dyn Connection>, VerbsConnection) {
+/// receives of `size` bytes before accepting; the active side connects with `connect`.
+fn pair_with<A>(
+    l: &mut VerbsListener,
+    size: usize,
+    recvs: usize,
+    connect: impl FnOnce(&mut VerbsConnector) -> A,
+) -> (A, VerbsConnection) {
     let at = l.local_addr();
     std::thread::scope(|s| {
         let h = s.spawn(|| {
@@ -35,9 +40,13 @@ fn pair(l: &mut VerbsListener, size: usize, recvs: usize) -> (Box<dyn Connection
             p.accept(&PASSIVE_PD, soon()).expect("accept")
         });
         let mut c = VerbsConnector::new(&at.ip().to_string(), at.port()).expect("verbs environment");
-        let a = c.connect(&ACTIVE_PD, soon()).expect("connect");
-        (a, h.join().unwrap())
+        (connect(&mut c), h.join().unwrap())
     })
+}
+
+/// As [`pair_with`], the active side through the [`Connector`] API.
+fn pair(l: &mut VerbsListener, size: usize, recvs: usize) -> (Box<dyn Connection>, VerbsConnection) {
+    pair_with(l, size, recvs, |c| c.connect(&ACTIVE_PD, soon()).expect("connect"))
 }
 
 fn listener(port: u16) -> Option<VerbsListener> {
@@ -250,20 +259,9 @@ fn we_as_passive_side_reject() {
     assert!(matches!(e, TransportError::Unreachable(_)), "{e}");
 }
 
-/// A connected pair for the requester's slots: the active side through `connect_verbs` (its
-/// lean path), the passive side posting `recvs` receives of `size` bytes before accepting.
+/// As [`pair_with`], the active side through `connect_verbs` (the requester's slots).
 fn slots_pair(l: &mut VerbsListener, size: usize, recvs: usize) -> (VerbsConnection, VerbsConnection) {
-    let at = l.local_addr();
-    std::thread::scope(|s| {
-        let h = s.spawn(|| {
-            let mut p = l.next_request(soon()).expect("connect request");
-            p.post_recv(size, recvs).unwrap();
-            p.accept(&PASSIVE_PD, soon()).expect("accept")
-        });
-        let mut c = VerbsConnector::new(&at.ip().to_string(), at.port()).expect("verbs environment");
-        let a = c.connect_verbs(&ACTIVE_PD, soon()).expect("connect");
-        (a, h.join().unwrap())
-    })
+    pair_with(l, size, recvs, |c| c.connect_verbs(&ACTIVE_PD, soon()).expect("connect"))
 }
 
 fn message(i: usize) -> Vec<u8> {

@@ -99,7 +99,9 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
             if let Some(f) = first_frame(report, WAITS) {
                 sig = format!("{sig} in {f}");
             }
-        } else if sig.starts_with("WARNING at mm/") && ALLOCATORS.iter().any(|a| sig.contains(&format!(" {a}"))) {
+        } else if sig.starts_with("WARNING at mm/")
+            && sig.rsplit(' ').next().is_some_and(|f| ALLOCATORS.iter().any(|a| f.starts_with(a)))
+        {
             if let Some(f) = first_frame(report, ALLOCATORS) {
                 sig = format!("{sig} from {f}");
             }

@@ -459,20 +459,8 @@ impl CmId {
     /// Takes up to [`POLL_BATCH`] completions off the QP's CQ (never blocks), appended to
     /// `out` (the caller's, reused: nothing is allocated per poll); how many.
     pub fn poll_completions(&mut self, out: &mut Vec<Completion>) -> io::Result<usize> {
-        let (_, ops) = self.qp_ptr()?;
-        let poll = ops.poll_cq.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
-        let st = self.qp.as_mut().expect("checked in qp_ptr");
-        // Zeroed before each poll (the entries a poll used are zeroed again after it): a
-        // provider need not write every field (ibv_poll_cq(3): on an error status only wr_id,
-        // status, qp_num and vendor_err are valid; byte_len is not set for a Send), and every
-        // field is read below.
-        // SAFETY: the CQ is live (held by QpState); `wcs` has room for POLL_BATCH entries and
-        // the provider writes at most that many, the count it returns.
-        let n = unsafe { poll(st.cq.cq, POLL_BATCH as c_int, st.wcs.as_mut_ptr()) };
-        if n < 0 {
-            return Err(io::Error::other(format!("ibv_poll_cq failed ({n})")));
-        }
-        let n = (n as usize).min(POLL_BATCH);
+        let n = self.poll_wcs()?;
+        let st = self.qp.as_mut().expect("checked in poll_wcs");
         for w in st.wcs[..n].iter_mut() {
             let wc = std::mem::replace(w, ZERO_WC);
             let buf = st.inflight.remove(&wc.wr_id);
@@ -490,6 +478,24 @@ impl CmId {
             });
         }
         Ok(n)
+    }
+
+    /// Polls up to [`POLL_BATCH`] completions into the QP state's `wcs` (never blocks); how
+    /// many. The caller takes each of `wcs[..n]` with `std::mem::replace(w, ZERO_WC)`: zeroed
+    /// before each poll, as a provider need not write every field (ibv_poll_cq(3): on an error
+    /// status only wr_id, status, qp_num and vendor_err are valid; byte_len is not set for a
+    /// Send), and every field is read.
+    pub(super) fn poll_wcs(&mut self) -> io::Result<usize> {
+        let (_, ops) = self.qp_ptr()?;
+        let poll = ops.poll_cq.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
+        let st = self.qp.as_mut().expect("checked in qp_ptr");
+        // SAFETY: the CQ is live (held by QpState); `wcs` has room for POLL_BATCH entries and
+        // the provider writes at most that many, the count it returns.
+        let n = unsafe { poll(st.cq.cq, POLL_BATCH as c_int, st.wcs.as_mut_ptr()) };
+        if n < 0 {
+            return Err(io::Error::other(format!("ibv_poll_cq failed ({n})")));
+        }
+        Ok((n as usize).min(POLL_BATCH))
     }
 
     /// Arms the CQ's completion channel for the next completion.

@@ -7,7 +7,6 @@
 #![allow(unsafe_code)]
 
 use super::*;
-use std::ffi::c_int;
 use std::io;
 use std::ptr;
 
@@ -138,23 +137,15 @@ impl CmId {
     /// signaled Send's completion frees its slot and those before it. Every completion here
     /// must be the slots' (the connection is used through its slots alone once they are open).
     pub fn poll_slots(&mut self, each: &mut dyn FnMut(&[u8])) -> io::Result<SlotsPolled> {
-        let (_, ops) = self.qp_ptr()?;
-        let poll = ops.poll_cq.ok_or_else(|| io::Error::from(io::ErrorKind::Unsupported))?;
-        let st = self.qp.as_mut().expect("checked in qp_ptr");
-        let s = st.slots.as_mut().ok_or_else(|| io::Error::new(io::ErrorKind::NotFound, "no slots open"))?;
-        // SAFETY: the CQ is live (held by QpState); `wcs` has room for POLL_BATCH entries and
-        // the provider writes at most that many, the count it returns.
-        let n = unsafe { poll(st.cq.cq, POLL_BATCH as c_int, st.wcs.as_mut_ptr()) };
-        if n < 0 {
-            return Err(io::Error::other(format!("ibv_poll_cq failed ({n})")));
-        }
-        let n = (n as usize).min(POLL_BATCH);
+        self.slots_mut()?;
+        let n = self.poll_wcs()?;
+        let st = self.qp.as_mut().expect("checked in poll_wcs");
+        let s = st.slots.as_mut().expect("checked above");
         let mut taken = [0u32; POLL_BATCH];
         let mut out = SlotsPolled::default();
         let mut foreign = None;
         let full = s.posted - s.done >= u64::from(s.send_slots);
         for w in st.wcs[..n].iter_mut() {
-            // Zeroed after use: a provider need not write every field (ibv_poll_cq(3)).
             let wc = std::mem::replace(w, ZERO_WC);
             let (tag, index) = (wc.wr_id & !INDEX_MASK, wc.wr_id & INDEX_MASK);
             if wc.status != wc_status::SUCCESS {

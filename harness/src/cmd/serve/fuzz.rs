@@ -491,6 +491,16 @@ mod tests {
         }
     }
 
+    /// A fresh directory for test `name` with an empty `kmsg` file in it, followed.
+    fn followed_kmsg(name: &str) -> (std::path::PathBuf, std::path::PathBuf, KernelLog) {
+        let d = std::env::temp_dir().join(format!("rpcrdma-{name}-{}", std::process::id()));
+        std::fs::create_dir_all(&d).unwrap();
+        let kmsg = d.join("kmsg");
+        std::fs::write(&kmsg, "").unwrap();
+        let follower = KernelLog::follow(&kmsg).unwrap();
+        (d, kmsg, follower)
+    }
+
     /// Appends kmsg records to `path` and waits until the follower has read them.
     fn log(path: &Path, lines: &[String]) {
         let mut f = std::fs::OpenOptions::new().append(true).open(path).unwrap();
@@ -516,12 +526,8 @@ mod tests {
 
     #[test]
     fn mutated_messages_are_kept_until_the_kernel_log_is_read_past_them() {
-        let d = std::env::temp_dir().join(format!("rpcrdma-held-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        let kmsg = d.join("kmsg");
-        std::fs::write(&kmsg, "").unwrap();
+        let (d, kmsg, follower) = followed_kmsg("held");
         let t = tracker(None);
-        let follower = KernelLog::follow(&kmsg).unwrap();
         let mut w = WatchState::default();
         // 4,000 mutated replies of 1 KiB and their calls (8 MB), the log read every 100.
         for xid in 1..=4000 {
@@ -552,12 +558,9 @@ mod tests {
 
     #[test]
     fn a_report_is_journaled_once_settled_and_a_flood_keeps_the_reports_found() {
-        let d = std::env::temp_dir().join(format!("rpcrdma-watch-{}", std::process::id()));
-        std::fs::create_dir_all(&d).unwrap();
-        let (kmsg, jpath) = (d.join("kmsg"), d.join("journal"));
-        std::fs::write(&kmsg, "").unwrap();
+        let (d, kmsg, follower) = followed_kmsg("watch");
+        let jpath = d.join("journal");
         let t = tracker(Some(Journal::open(&jpath).unwrap()));
-        let follower = KernelLog::follow(&kmsg).unwrap();
         let mut w = WatchState::default();
         log(&kmsg, &["WARNING: CPU: 0 PID: 1 at net/sunrpc/xprtrdma/verbs.c:10 f+0x1/0x2".into()]);
         w.take(&follower, &t, false);
