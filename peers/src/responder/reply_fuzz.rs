@@ -85,11 +85,49 @@ pub struct ReplyFuzz {
     one_in: u32,
     /// Whether replies are mutated too, not only reverse-direction calls.
     replies: bool,
+    /// The mutations allowed (`serve --fuzz-only`); None: every one.
+    only: Option<Only>,
+}
+
+/// The mutations a session is held to, each kind in [`Mutation::ALL`]'s and
+/// [`ReverseMutation::ALL`]'s order: a message is still drawn as mutated or not as without the
+/// restriction, then how from these alone (not at all when none applies to it).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Only {
+    pub replies: Vec<Mutation>,
+    pub reverse: Vec<ReverseMutation>,
+}
+
+impl Only {
+    /// The mutations of these names ([`Mutation::name`], [`ReverseMutation::name`]); the first
+    /// name that is neither is the error.
+    pub fn named<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Only, String> {
+        let names: Vec<&str> = names.into_iter().collect();
+        if let Some(bad) = names.iter().find(|n| {
+            !Mutation::ALL.iter().any(|m| m.name() == **n) && !ReverseMutation::ALL.iter().any(|m| m.name() == **n)
+        }) {
+            return Err(format!("no mutation is named {bad}"));
+        }
+        Ok(Only {
+            replies: Mutation::ALL.into_iter().filter(|m| names.contains(&m.name())).collect(),
+            reverse: ReverseMutation::ALL.into_iter().filter(|m| names.contains(&m.name())).collect(),
+        })
+    }
+
+    /// The names, replies' first.
+    pub fn names(&self) -> Vec<&'static str> {
+        self.replies.iter().map(|m| m.name()).chain(self.reverse.iter().map(|m| m.name())).collect()
+    }
 }
 
 impl ReplyFuzz {
     pub fn new(seed: u64, one_in: u32) -> Self {
-        ReplyFuzz { seed, connections: AtomicU64::new(0), one_in: one_in.max(1), replies: true }
+        ReplyFuzz { seed, connections: AtomicU64::new(0), one_in: one_in.max(1), replies: true, only: None }
+    }
+
+    /// Held to `only`'s mutations (`serve --fuzz-only`).
+    pub fn only(self, only: Only) -> Self {
+        ReplyFuzz { only: Some(only), ..self }
     }
 
     /// The ordinal of a new connection (from 1): a responder numbers each connection it
@@ -122,7 +160,11 @@ impl ReplyFuzz {
         if reply.len() < 16 || !rng.chance(1, self.one_in) {
             return None;
         }
-        let m = rng.pick(&Mutation::ALL);
+        let m = match &self.only {
+            None => rng.pick(&Mutation::ALL),
+            Some(o) if o.replies.is_empty() => return None,
+            Some(o) => rng.pick(&o.replies),
+        };
         let mut b = reply.to_vec();
         // At least the fixed fields (checked above): every edit of them is named.
         let mut h = HeaderMut::new(&mut b).ok()?;
@@ -362,6 +404,12 @@ impl ReplyFuzz {
         }
         let mut fields = reverse_fields(call);
         fields.push((ReverseMutation::Truncate, 0));
+        if let Some(o) = &self.only {
+            fields.retain(|(m, _)| o.reverse.contains(m));
+            if fields.is_empty() {
+                return None;
+            }
+        }
         let (m, at) = rng.pick(&fields);
         let mut b = call.to_vec();
         match m {
@@ -573,5 +621,50 @@ mod tests {
             assert_eq!(x, b.mutate_call(id(i), &cb_compound()));
         }
         assert!((150..250).contains(&n), "{n} of 400 at one in 2");
+    }
+
+    #[test]
+    fn a_session_held_to_some_mutations_makes_those_alone_at_the_same_rate() {
+        let only = Only::named(["xid", "reverse-csa-referring-call-lists"]).unwrap();
+        assert_eq!(only.names(), ["xid", "reverse-csa-referring-call-lists"]);
+        let f = ReplyFuzz::new(13, 2).only(only);
+        let (mut replies, mut calls) = (0, 0);
+        for n in 1..=400 {
+            if let Some((_, m)) = f.mutate(id(n), &reply()) {
+                assert_eq!(m, Mutation::Xid);
+                replies += 1;
+            }
+            if let Some((_, m)) = f.mutate_call(id(n), &cb_compound()) {
+                assert_eq!(m, ReverseMutation::ReferringCallLists);
+                calls += 1;
+            }
+        }
+        assert!((150..250).contains(&replies) && (150..250).contains(&calls), "{replies} {calls} of 400");
+        // A call without the field named (CB_NULL has no CB_SEQUENCE) is left as it is.
+        let null: Vec<u8> = [1u32, 1, 8, 0, 0, 0, 0, 1, 0, 2, 0x4000_0000, 1, 0, 0, 0, 0, 0]
+            .iter()
+            .flat_map(|x| x.to_be_bytes())
+            .collect();
+        assert!((1..=200).all(|n| f.mutate_call(id(n), &null).is_none()));
+        // Reverse mutations named alone: no reply is mutated.
+        let f = ReplyFuzz::new(13, 1).only(Only::named(["reverse-xid"]).unwrap());
+        assert!((1..=200).all(|n| f.mutate(id(n), &reply()).is_none()));
+        assert!((1..=200).all(|n| f.mutate_call(id(n), &cb_compound()).map(|x| x.1) == Some(ReverseMutation::Xid)));
+    }
+
+    #[test]
+    fn every_mutation_named_is_the_session_without_the_restriction() {
+        let names: Vec<&str> =
+            Mutation::ALL.iter().map(|m| m.name()).chain(ReverseMutation::ALL.iter().map(|m| m.name())).collect();
+        let (a, b) = (ReplyFuzz::new(17, 2), ReplyFuzz::new(17, 2).only(Only::named(names).unwrap()));
+        for n in 1..=300 {
+            assert_eq!(a.mutate(id(n), &reply()), b.mutate(id(n), &reply()), "reply {n}");
+            assert_eq!(a.mutate_call(id(n), &cb_compound()), b.mutate_call(id(n), &cb_compound()), "call {n}");
+        }
+    }
+
+    #[test]
+    fn a_name_that_is_no_mutation_is_refused() {
+        assert_eq!(Only::named(["xid", "rdma-xid"]), Err("no mutation is named rdma-xid".into()));
     }
 }

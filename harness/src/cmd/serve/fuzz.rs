@@ -16,6 +16,7 @@ use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signature, report_signatures, CONTEXT_LINES};
 use rpcrdma_conformance::fuzz::Journal;
 use rpcrdma_peers::observe::{Listener, Observed, ObservedConnection};
+use rpcrdma_peers::responder::reply_fuzz::{Mutation as ReplyMutation, Only};
 use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
 use serde_json::json;
 
@@ -42,6 +43,11 @@ pub struct FuzzArgs {
     /// channel), never replies, so the client gets as far as its back channel every time.
     #[arg(long, requires = "fuzz")]
     pub fuzz_reverse_only: bool,
+    /// Mutate only in these ways (repeatable): a message is still drawn as mutated or not as
+    /// without it, then how from these alone, and one none applies to is sent as it is. To
+    /// narrow down which mutation sets off a finding.
+    #[arg(long = "fuzz-only", value_name = "MUTATION", requires = "fuzz", value_parser = mutation_names())]
+    pub fuzz_only: Vec<String>,
     /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): with --fuzz a
     /// bug report after a mutated reply is a finding; judging the catalogue, the lines logged
     /// while a scenario was played join its checks, and a bug report among them fails them.
@@ -55,6 +61,13 @@ pub struct FuzzArgs {
     /// kernel may panic and take the harness with it; `fuzz-panic --journal` reads it.
     #[arg(long, value_name = "FILE", requires = "fuzz")]
     pub journal: Option<PathBuf>,
+}
+
+/// The names `--fuzz-only` takes: the replies' mutations, then the reverse-direction calls'.
+fn mutation_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(
+        ReplyMutation::ALL.iter().map(|m| m.name()).chain(ReverseMutation::ALL.iter().map(|m| m.name())),
+    )
 }
 
 /// A fuzzing session under way: the mutator the responders share, what it mutated, and the
@@ -85,11 +98,19 @@ impl Session {
                 Journal::open(p).map_err(|e| HarnessError::Environment(format!("--journal {}: {e}", p.display())))?,
             ),
         };
-        let mutator = Arc::new(if args.fuzz_reverse_only {
+        let mut mutator = if args.fuzz_reverse_only {
             ReplyFuzz::reverse_only(seed, args.fuzz_one_in)
         } else {
             ReplyFuzz::new(seed, args.fuzz_one_in)
-        });
+        };
+        if !args.fuzz_only.is_empty() {
+            let only = Only::named(args.fuzz_only.iter().map(String::as_str)).map_err(usage)?;
+            if args.fuzz_reverse_only && only.reverse.is_empty() {
+                return Err(usage("--fuzz-reverse-only with --fuzz-only naming no reverse-* mutation mutates nothing"));
+            }
+            mutator = mutator.only(only);
+        }
+        let mutator = Arc::new(mutator);
         let wire: Vec<String> = crate::wire_profile::names(wire).iter().map(|s| s.to_string()).collect();
         let tracker = Arc::new(Tracker {
             started: Instant::now(),
@@ -404,8 +425,9 @@ pub fn finish(
         }
     }
     let how: Vec<String> = by_how.iter().map(|(k, v)| format!("{k} {v}")).collect();
+    let only = if args.fuzz_only.is_empty() { String::new() } else { format!(", only {}", args.fuzz_only.join(" ")) };
     textln!(
-        "fuzzed replies (seed {}): {} of {replies} replies mutated ({}), {calls} calls on {} connections",
+        "fuzzed replies (seed {}{only}): {} of {replies} replies mutated ({}), {calls} calls on {} connections",
         seed,
         mutated,
         if how.is_empty() { "none".to_string() } else { how.join(", ") },
@@ -450,6 +472,7 @@ pub fn finish(
             "seed": seed,
             "wire_profile": wire,
             "one_in": args.fuzz_one_in,
+            "only": (!args.fuzz_only.is_empty()).then_some(&args.fuzz_only),
             "connections": observed.len(),
             "calls": calls,
             "replies": replies,
