@@ -16,7 +16,7 @@
 ENVFILE=${PHASES_ENV:-/extra/phases.env}
 IP='' WATCHDOG='' SERVER=nfsd PV='' EXPECT=0 BENCH=1 CLIENT=1 FUZZ=0 FUZZ_SEED=1 FUZZ_CLIENT=60
 FUZZ_MESSAGES='' FUZZ_REVERSE=0 PANIC_AFTER='' PANIC_CLIENT_AFTER='' RCOUNT=0 RCHECKS='' REPLAYS='' CREPLAYS='' EXTRA=0
-CLIENT_READERS=16
+CLIENT_READERS=16 FUZZ_CLIENT_ONLY=''
 bad() { echo "@@PHASES error: $*"; exit 4; }
 [ -r "$ENVFILE" ] || bad "no $ENVFILE"
 while IFS= read -r line || [ -n "$line" ]; do
@@ -25,7 +25,7 @@ while IFS= read -r line || [ -n "$line" ]; do
   case $k in
     IP | WATCHDOG | SERVER | PV | EXPECT | BENCH | CLIENT | FUZZ | FUZZ_SEED | FUZZ_CLIENT) ;;
     FUZZ_MESSAGES | FUZZ_REVERSE | PANIC_AFTER | PANIC_CLIENT_AFTER | RCOUNT | RCHECKS | REPLAYS | CREPLAYS | EXTRA) ;;
-    CLIENT_READERS) ;;
+    CLIENT_READERS | FUZZ_CLIENT_ONLY) ;;
     *) bad "$ENVFILE: unknown key '$k'" ;;
   esac
   case $v in *[!A-Za-z0-9._,:/+@~=\ -]*) bad "$ENVFILE: $k has a character outside [A-Za-z0-9._,:/+@~= -]" ;; esac
@@ -253,17 +253,35 @@ mount_loop() (
 # NAME-report.json, NAME/, NAME-reverse.*, NAME-workload.txt). The second mutates no reply:
 # with replies mutated too, hardly a 4.1 mount gets through its EXCHANGE_ID, CREATE_SESSION,
 # RECLAIM_COMPLETE and lookups (none of five did in a 60 s loop on 6.1), and the back channel
-# is never reached. Its status (fcrc) is the worse of the two.
+# is never reached. FUZZ_CLIENT_ONLY="NAME..." holds the first to the reply mutations named and
+# the second to the reverse-* ones (serve --fuzz-only); a side left none is not run. Its status
+# (fcrc) is the worse of the two.
 client_fuzz() {
-  fuzz_serve 20060 "$1"; fpid=$!
-  fuzz_serve 20061 "$1-reverse" --fuzz-reverse-only --fuzz-one-in 2; rpid=$!
+  fo='' ro='' fwd=1 rev=1 fcrc=0 frrc=0
+  for m in $FUZZ_CLIENT_ONLY; do
+    case $m in reverse-*) ro="$ro --fuzz-only $m" ;; *) fo="$fo --fuzz-only $m" ;; esac
+  done
+  if [ -n "$FUZZ_CLIENT_ONLY" ]; then
+    [ -n "$fo" ] || fwd=0
+    [ -n "$ro" ] || rev=0
+    echo "@@FUZZCLIENT only $FUZZ_CLIENT_ONLY: the vers=3 side $([ $fwd = 1 ] && echo run || echo not run), the vers=4.1 side $([ $rev = 1 ] && echo run || echo not run)"
+  fi
+  # shellcheck disable=SC2086 # $fo and $ro are --fuzz-only NAME pairs
+  {
+    [ $fwd = 0 ] || { fuzz_serve 20060 "$1" $fo; fpid=$!; }
+    [ $rev = 0 ] || { fuzz_serve 20061 "$1-reverse" --fuzz-reverse-only --fuzz-one-in 2 $ro; rpid=$!; }
+  }
   sleep 2; mkdir -p /mnt/f /mnt/h /mnt/g; end=$(($(uptime_s) + FUZZ_CLIENT))
-  mount_loop 3 20060 /mnt/f > "/tmp/out/$1-workload.txt" 2>&1 &
-  lpid=$!
-  mount_loop 4.1 20061 /mnt/h > "/tmp/out/$1-workload-4.1.txt" 2>&1
-  wait $lpid; cat "/tmp/out/$1-workload-4.1.txt" >> "/tmp/out/$1-workload.txt"
-  wait $fpid; fcrc=$?; fuzz_status "$1" $fcrc
-  wait $rpid; frrc=$?; fuzz_status "$1-reverse" $frrc
+  : > "/tmp/out/$1-workload.txt"
+  if [ $fwd = 1 ]; then
+    mount_loop 3 20060 /mnt/f > "/tmp/out/$1-workload.txt" 2>&1 &
+    lpid=$!
+  fi
+  if [ $rev = 1 ]; then mount_loop 4.1 20061 /mnt/h > "/tmp/out/$1-workload-4.1.txt" 2>&1; fi
+  [ $fwd = 0 ] || wait "$lpid"
+  [ $rev = 0 ] || cat "/tmp/out/$1-workload-4.1.txt" >> "/tmp/out/$1-workload.txt"
+  [ $fwd = 0 ] || { wait "$fpid"; fcrc=$?; fuzz_status "$1" $fcrc; }
+  [ $rev = 0 ] || { wait "$rpid"; frrc=$?; fuzz_status "$1-reverse" $frrc; }
   [ $frrc -le $fcrc ] || fcrc=$frrc
 }
 
