@@ -99,6 +99,13 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
             if let Some(f) = first_frame(report, WAITS) {
                 sig = format!("{sig} in {f}");
             }
+        } else if CORRUPTIONS.iter().any(|c| sig.starts_with(c)) {
+            // A list or refcount check names no place of its own: the function whose list or
+            // count it was, past the list, refcount and wait helpers it went through.
+            let skip: Vec<&str> = CORRUPTION_HELPERS.iter().chain(WAITS).copied().collect();
+            if let Some(f) = first_frame(report, &skip) {
+                sig = format!("{sig} from {f}");
+            }
         } else if sig.starts_with("WARNING at mm/")
             && sig.rsplit(' ').next().is_some_and(|f| ALLOCATORS.iter().any(|a| f.starts_with(a)))
         {
@@ -110,6 +117,13 @@ pub fn report_signatures(lines: &[String]) -> Vec<(usize, String)> {
     }
     out
 }
+
+/// The reports of a corrupted list or reference count (lib/list_debug.c, lib/refcount.c).
+const CORRUPTIONS: &[&str] = &["list_add corruption", "list_del corruption", "refcount_t: "];
+
+/// Prefixes of the functions that check lists and reference counts, and report them.
+const CORRUPTION_HELPERS: &[&str] =
+    &["__list_", "list_", "__hlist_", "hlist_", "refcount_", "__refcount_", "kref_", "__kref_"];
 
 /// Prefixes of the functions a blocked task waits in (kernel/sched/core.c, kernel/time/timer.c,
 /// kernel/sched/completion.c, kernel/locking/, kernel/sched/wait_bit.c).
@@ -207,10 +221,13 @@ fn without_lines(s: &str) -> String {
     s.split_whitespace().map(without_line).collect::<Vec<_>>().join(" ")
 }
 
-/// "func+0x1c/0x80 [mod], CPU#0: task/1" -> "func".
+/// "func+0x1c/0x80 [mod], CPU#0: task/1" -> "func"; a part the compiler split off or cloned
+/// ("func.cold", "func.isra.0", "func.constprop.0") is the function's: which parts a build
+/// makes is the compiler's choice, not the kernel's.
 fn function(s: &str) -> &str {
     let first = s.split_whitespace().next().unwrap_or("");
-    first.split('+').next().unwrap_or(first).trim_end_matches(',')
+    let f = first.split('+').next().unwrap_or(first).trim_end_matches(',');
+    f.split('.').next().unwrap_or(f)
 }
 
 /// "slab-out-of-bounds in svc_rdma_foo+0x1c/0x80 [rpcrdma]" -> "slab-out-of-bounds in svc_rdma_foo".
@@ -329,8 +346,9 @@ pub fn panic_report(console: &str) -> Option<Panic> {
         let signature = format!("{PANIC} {}", without_numbers(reason));
         return Some(Panic { signature, lines: lines[at..=end].to_vec(), oops_made_fatal: false });
     };
-    // An "Oops:" is part of the report a few lines before it ("BUG: ...", "kernel BUG at").
-    if window[start].starts_with("Oops") {
+    // An "Oops:" is part of the report a few lines before it ("BUG: ...", "kernel BUG at"),
+    // and a "kernel BUG at" of the check a line before it ("list_add corruption. ...").
+    if window[start].starts_with("Oops") || window[start].starts_with("kernel BUG at") {
         if let Some(k) = window[start.saturating_sub(REPORT_HEAD)..start].iter().rposition(is_report) {
             start = start.saturating_sub(REPORT_HEAD) + k;
         }
@@ -502,6 +520,54 @@ mod tests {
             lines(&["WARNING: CPU: 0 PID: 1 at mm/gup.c:9 try_grab_folio+0x1/0x2", "Call Trace:", " f+0x1/0x2"]);
         assert_eq!(report_signatures(&other), [(0, "WARNING at mm/gup.c try_grab_folio".to_string())]);
         assert_eq!(report_signatures(&hung[..1]), [(0, "hung task kworker".to_string())]);
+    }
+
+    /// 6.1.192-2's client, 2026-11-28 (docs/findings/linux-xprtrdma-lost-replies-vs-close.md):
+    /// a list check's report, then its BUG, as the console printed them.
+    const LIST_CORRUPTION: &[&str] = &[
+        "[  371.240105] list_add corruption. prev is NULL.",
+        "[  371.240997] kernel BUG at lib/list_debug.c:23!",
+        "[  371.241549] invalid opcode: 0000 [#1] PREEMPT SMP NOPTI",
+        "[  371.241762] CPU: 0 PID: 315 Comm: kworker/u2:4 Not tainted 6.1.0-56-amd64 #1  Debian 6.1.192-2",
+        "[  371.242236] Workqueue: rpciod rpc_async_schedule [sunrpc]",
+        "[  371.243237] RIP: 0010:__list_add_valid.cold+0xc/0x5b",
+        "[  371.245636] Call Trace:",
+        "[  371.246202]  <TASK>",
+        "[  371.246331]  __wait_for_common+0x10b/0x1e0",
+        "[  371.246487]  ? usleep_range_state+0x90/0x90",
+        "[  371.246786]  frwr_unmap_sync+0x1cf/0x260 [rpcrdma]",
+        "[  371.247009]  xprt_release+0x9e/0x190 [sunrpc]",
+        "[  371.248395]  </TASK>",
+        "[  371.249467] ---[ end trace 0000000000000000 ]---",
+        "[  371.249574] RIP: 0010:__list_add_valid.cold+0xc/0x5b",
+        "[  371.251000] Kernel panic - not syncing: Fatal exception",
+        "[  371.251100] ---[ end Kernel panic - not syncing: Fatal exception ]---",
+    ];
+
+    #[test]
+    fn a_corrupted_list_names_whose_list_it_was_whether_followed_or_fatal() {
+        let lines: Vec<String> = LIST_CORRUPTION.iter().map(|l| console_line(l).to_string()).collect();
+        let want = "list_add corruption from frwr_unmap_sync";
+        // Followed (serve --fuzz, fuzz --kernel-log): the check's line opens the report.
+        assert_eq!(report_signatures(&lines), [(0, want.to_string())]);
+        // Fatal (fuzz-panic on the console): the BUG after it is the same report, not another.
+        let p = panic_report(&LIST_CORRUPTION.join("\n")).expect("a panic");
+        assert_eq!(p.signature, want);
+        assert!(p.lines[0].contains("list_add corruption"), "{:?}", p.lines[0]);
+        // A check with no trace after it is named as before.
+        assert_eq!(report_signatures(&lines[..1]), [(0, "list_add corruption".to_string())]);
+    }
+
+    #[test]
+    fn a_part_the_compiler_split_off_is_its_function() {
+        for (at, f) in [
+            ("__list_add_valid.cold+0xc/0x5b", "__list_add_valid"),
+            ("svc_rdma_foo.isra.0+0x1c/0x80 [rpcrdma]", "svc_rdma_foo"),
+            ("xdr_bar.constprop.0.cold+0x1/0x2", "xdr_bar"),
+            ("frwr_unmap_sync+0xb1/0x240 [rpcrdma]", "frwr_unmap_sync"),
+        ] {
+            assert_eq!(function(at), f, "{at}");
+        }
     }
 
     #[test]
