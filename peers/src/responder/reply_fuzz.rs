@@ -98,14 +98,18 @@ pub struct Only {
     pub reverse: Vec<ReverseMutation>,
 }
 
+/// Every mutation's name: the replies' ([`Mutation::name`]), then the reverse-direction
+/// calls' ([`ReverseMutation::name`]).
+pub fn mutation_names() -> impl Iterator<Item = &'static str> {
+    Mutation::ALL.iter().map(|m| m.name()).chain(ReverseMutation::ALL.iter().map(|m| m.name()))
+}
+
 impl Only {
     /// The mutations of these names ([`Mutation::name`], [`ReverseMutation::name`]); the first
     /// name that is neither is the error.
     pub fn named<'a>(names: impl IntoIterator<Item = &'a str>) -> Result<Only, String> {
         let names: Vec<&str> = names.into_iter().collect();
-        if let Some(bad) = names.iter().find(|n| {
-            !Mutation::ALL.iter().any(|m| m.name() == **n) && !ReverseMutation::ALL.iter().any(|m| m.name() == **n)
-        }) {
+        if let Some(bad) = names.iter().find(|n| !mutation_names().any(|m| m == **n)) {
             return Err(format!("no mutation is named {bad}"));
         }
         Ok(Only {
@@ -654,9 +658,7 @@ mod tests {
 
     #[test]
     fn every_mutation_named_is_the_session_without_the_restriction() {
-        let names: Vec<&str> =
-            Mutation::ALL.iter().map(|m| m.name()).chain(ReverseMutation::ALL.iter().map(|m| m.name())).collect();
-        let (a, b) = (ReplyFuzz::new(17, 2), ReplyFuzz::new(17, 2).only(Only::named(names).unwrap()));
+        let (a, b) = (ReplyFuzz::new(17, 2), ReplyFuzz::new(17, 2).only(Only::named(mutation_names()).unwrap()));
         for n in 1..=300 {
             assert_eq!(a.mutate(id(n), &reply()), b.mutate(id(n), &reply()), "reply {n}");
             assert_eq!(a.mutate_call(id(n), &cb_compound()), b.mutate_call(id(n), &cb_compound()), "call {n}");

@@ -16,7 +16,7 @@ use rpcrdma_conformance::expectations::Expectations;
 use rpcrdma_conformance::fuzz::kernel_log::{report_signature, report_signatures, CONTEXT_LINES};
 use rpcrdma_conformance::fuzz::Journal;
 use rpcrdma_peers::observe::{Listener, Observed, ObservedConnection};
-use rpcrdma_peers::responder::reply_fuzz::{Mutation as ReplyMutation, Only};
+use rpcrdma_peers::responder::reply_fuzz::{mutation_names, Only};
 use rpcrdma_peers::responder::{ReplyFuzz, ReverseMutation};
 use serde_json::json;
 
@@ -46,7 +46,7 @@ pub struct FuzzArgs {
     /// Mutate only in these ways (repeatable): a message is still drawn as mutated or not as
     /// without it, then how from these alone, and one none applies to is sent as it is. To
     /// narrow down which mutation sets off a finding.
-    #[arg(long = "fuzz-only", value_name = "MUTATION", requires = "fuzz", value_parser = mutation_names())]
+    #[arg(long = "fuzz-only", value_name = "MUTATION", requires = "fuzz", value_parser = fuzz_only_names())]
     pub fuzz_only: Vec<String>,
     /// Follow the requester's kernel log (`/dev/kmsg` on the client's machine): with --fuzz a
     /// bug report after a mutated reply is a finding; judging the catalogue, the lines logged
@@ -63,11 +63,9 @@ pub struct FuzzArgs {
     pub journal: Option<PathBuf>,
 }
 
-/// The names `--fuzz-only` takes: the replies' mutations, then the reverse-direction calls'.
-fn mutation_names() -> clap::builder::PossibleValuesParser {
-    clap::builder::PossibleValuesParser::new(
-        ReplyMutation::ALL.iter().map(|m| m.name()).chain(ReverseMutation::ALL.iter().map(|m| m.name())),
-    )
+/// The names `--fuzz-only` takes.
+fn fuzz_only_names() -> clap::builder::PossibleValuesParser {
+    clap::builder::PossibleValuesParser::new(mutation_names())
 }
 
 /// A fuzzing session under way: the mutator the responders share, what it mutated, and the
