@@ -54,7 +54,7 @@ pub fn report_signature(line: &str) -> Option<String> {
         return Some(format!("hung task {task}"));
     }
     // "refcount_t: underflow; use-after-free.", "list_add corruption. ..."
-    for prefix in ["refcount_t: ", "list_add corruption", "list_del corruption"] {
+    for prefix in CORRUPTIONS {
         if line.starts_with(prefix) {
             return Some(without_numbers(line.split(['.', ',']).next().unwrap_or(line)));
         }
